@@ -1,0 +1,258 @@
+"""Plain-data encoding of arguments, results and exceptions between the harness and a target.
+
+What crosses from code under test to the process that decides a verdict is only this data:
+numbers, bools, numeric arrays (dtype, shape and bytes), tuples, lists, exception type and
+message, and the *name* of any other class. It is decoded without pickle or eval. In-process
+targets go through the same encode/decode, so every target kind is judged by the same rules.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from harness.sources import RecordingSource, draw_count, source_from_spec
+
+MAX_DEPTH = 8
+MAX_ITEMS = 100_000
+MAX_TEXT = 2000
+_NUMERIC_KINDS = "biuf"
+
+
+class MalformedReply(Exception):
+    """Data that does not decode: a failure of the call, never a pass."""
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """A value of a class the codec does not carry: only its class name crosses."""
+
+    cls: str
+
+    def __repr__(self) -> str:
+        return f"<object of class {self.cls}>"
+
+
+@dataclass(frozen=True)
+class RemoteError:
+    """An exception raised by code under test: its type name, base class names and message."""
+
+    type: str
+    bases: tuple[str, ...]
+    message: str
+
+    def is_a(self, name: str) -> bool:
+        return name in self.bases
+
+    def __str__(self) -> str:
+        return f"{self.type}: {self.message}" if self.message else self.type
+
+
+@dataclass
+class Reply:
+    """The outcome of one call: returned a value, raised, or exited the interpreter."""
+
+    status: str  # "returned" | "raised" | "exited"
+    value: Any = None
+    error: RemoteError | None = None
+    mutated: list[int] = field(default_factory=list)
+    aliased: bool = False
+    draws: list[int] = field(default_factory=list)
+
+
+def _class_name(obj: object) -> str:
+    cls = type(obj)
+    module = getattr(cls, "__module__", "?")
+    return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
+
+
+def _text(obj: object) -> str:
+    try:
+        text = str(obj)
+    except BaseException:  # a hostile __str__ must not break the encoder
+        text = "<unprintable>"
+    if not isinstance(text, str):
+        return "<unprintable>"
+    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "... [cut]"
+
+
+def encode(value: object, depth: int = 0) -> dict:
+    """``value`` as JSON-able plain data; classes not listed here cross as their name only."""
+    cls = type(value)
+    if depth > MAX_DEPTH:
+        return {"t": "object", "cls": "<nested too deep>"}
+    if value is None:
+        return {"t": "none"}
+    if cls is bool or cls is np.bool_:
+        return {"t": "bool", "cls": _class_name(value), "v": bool(value)}
+    if cls is int or (isinstance(value, np.integer) and cls.__module__ == "numpy"):
+        return {"t": "int", "cls": _class_name(value), "v": str(int(value))}
+    if cls is float or (isinstance(value, np.floating) and cls.__module__ == "numpy"):
+        return {"t": "float", "cls": _class_name(value), "v": float(value).hex()}
+    if cls is tuple or cls is list:
+        if len(value) > MAX_ITEMS:
+            return {"t": "object", "cls": f"{cls.__name__} of {len(value)} items"}
+        return {"t": cls.__name__, "items": [encode(v, depth + 1) for v in value]}
+    if cls is np.ndarray and value.dtype.kind in _NUMERIC_KINDS and value.size <= MAX_ITEMS:
+        data = np.ascontiguousarray(value).astype(value.dtype.newbyteorder("<"), copy=False)
+        return {
+            "t": "ndarray",
+            "dtype": value.dtype.newbyteorder("<").str,
+            "shape": list(value.shape),
+            "data": base64.b64encode(data.tobytes()).decode("ascii"),
+        }
+    if isinstance(value, RecordingSource):
+        return {"t": "source", "spec": value.spec()}
+    return {"t": "object", "cls": _class_name(value)}
+
+
+def encode_error(exc: BaseException) -> dict:
+    mro = []
+    for klass in type(exc).__mro__:
+        name = getattr(klass, "__name__", "?")
+        mro.append(name if isinstance(name, str) else "?")
+    return {"type": mro[0], "mro": mro, "message": _text(exc)}
+
+
+def decode(data: Any) -> Any:
+    """Rebuild a value from ``encode`` output; ``MalformedReply`` for anything else."""
+    try:
+        return _decode(data, 0)
+    except MalformedReply:
+        raise
+    except Exception as exc:  # KeyError, TypeError, ValueError from hostile data
+        raise MalformedReply(f"malformed value: {type(exc).__name__}: {exc}") from None
+
+
+_SCALARS = {
+    "bool": bool, "numpy.bool": np.bool_, "numpy.bool_": np.bool_,
+    "int": int, "float": float,
+}
+
+
+def _scalar_type(cls: str, t: str) -> Any:
+    if cls in _SCALARS:
+        return _SCALARS[cls]
+    if cls.startswith("numpy."):
+        numpy_type = getattr(np, cls.split(".", 1)[1], None)
+        if isinstance(numpy_type, type) and issubclass(numpy_type, np.generic):
+            return numpy_type
+    raise MalformedReply(f"unexpected {t} class {cls!r}")
+
+
+def _decode(data: Any, depth: int) -> Any:
+    if not isinstance(data, dict) or depth > MAX_DEPTH + 1:
+        raise MalformedReply("expected an encoded value")
+    t = data["t"]
+    if t == "none":
+        return None
+    if t in ("bool", "int", "float"):
+        kind = _scalar_type(data["cls"], t)
+        v = data["v"]
+        raw = bool(v) if t == "bool" else int(v) if t == "int" else float.fromhex(v)
+        if t == "bool" and not isinstance(v, bool):
+            raise MalformedReply("bool value is not a bool")
+        return kind(raw)
+    if t in ("tuple", "list"):
+        items = [_decode(v, depth + 1) for v in data["items"]]
+        return tuple(items) if t == "tuple" else items
+    if t == "ndarray":
+        dtype = np.dtype(data["dtype"])
+        if dtype.kind not in _NUMERIC_KINDS:
+            raise MalformedReply(f"array dtype {dtype} is not numeric")
+        shape = tuple(int(n) for n in data["shape"])
+        raw = base64.b64decode(data["data"], validate=True)
+        arr = np.frombuffer(raw, dtype=dtype).reshape(shape)
+        return arr.astype(dtype.newbyteorder("="), copy=True)
+    if t == "source":
+        return source_from_spec(data["spec"])
+    if t == "object":
+        return Opaque(str(data["cls"])[:200])
+    raise MalformedReply(f"unknown tag {t!r}")
+
+
+def decode_error(data: Any) -> RemoteError:
+    try:
+        mro = tuple(str(n)[:100] for n in data["mro"])[:50]
+        return RemoteError(str(data["type"])[:100], mro, str(data["message"])[:MAX_TEXT + 20])
+    except Exception as exc:
+        raise MalformedReply(f"malformed error: {exc}") from None
+
+
+def _snapshot(args: tuple) -> list[tuple[int, Any]]:
+    snaps = []
+    for i, arg in enumerate(args):
+        if isinstance(arg, np.ndarray):
+            snaps.append((i, (arg.shape, arg.dtype.str, arg.tobytes())))
+        elif type(arg) is list:
+            snaps.append((i, repr(arg)))
+    return snaps
+
+
+def _changed(arg: Any, snap: Any) -> bool:
+    if isinstance(arg, np.ndarray):
+        return (arg.shape, arg.dtype.str, arg.tobytes()) != snap
+    return repr(arg) != snap
+
+
+def _aliases(result: Any, args: tuple, depth: int = 0) -> bool:
+    if depth > 2:
+        return False
+    if isinstance(result, (tuple, list)) and not any(result is a for a in args):
+        return any(_aliases(r, args, depth + 1) for r in result[:16])
+    for arg in args:
+        if result is arg and not isinstance(arg, (int, float, bool)):
+            return True
+        if isinstance(result, np.ndarray) and isinstance(arg, np.ndarray):
+            if np.shares_memory(result, arg, max_work=10**6):
+                return True
+    return False
+
+
+def invoke(fn: Any, args: tuple, kwargs: dict | None = None) -> dict:
+    """Call ``fn`` and return the encoded reply, with argument changes and aliasing detected."""
+    kwargs = kwargs or {}
+    snaps = _snapshot(args)
+    sources = [a for a in (*args, *kwargs.values()) if isinstance(a, RecordingSource)]
+    try:
+        result = fn(*args, **kwargs)
+    except SystemExit as exc:
+        reply: dict = {"status": "exited", "error": encode_error(exc)}
+    except BaseException as exc:  # KeyboardInterrupt from student code is an answer, not a stop
+        reply = {"status": "raised", "error": encode_error(exc)}
+    else:
+        try:
+            reply = {"status": "returned", "value": encode(result), "aliased": _aliases(result, args)}
+        except BaseException as exc:
+            reply = {"status": "raised", "error": encode_error(exc), "unencodable": True}
+    reply["mutated"] = [i for i, snap in snaps if _changed(args[i], snap)]
+    reply["draws"] = [draw_count(s) for s in sources]
+    return reply
+
+
+def decode_reply(data: Any) -> Reply:
+    """The parent's view of ``invoke``'s reply; ``MalformedReply`` if it is not one."""
+    if not isinstance(data, dict):
+        raise MalformedReply("reply is not an object")
+    status = data.get("status")
+    if status not in ("returned", "raised", "exited"):
+        raise MalformedReply(f"reply has unknown status {status!r}")
+    try:
+        mutated = [int(i) for i in data.get("mutated", [])]
+        draws = [int(n) for n in data.get("draws", [])]
+    except (TypeError, ValueError) as exc:
+        raise MalformedReply(f"malformed reply: {exc}") from None
+    reply = Reply(status=status, mutated=mutated, draws=draws, aliased=data.get("aliased") is True)
+    if status == "returned":
+        reply.value = decode(data.get("value"))
+    else:
+        reply.error = decode_error(data.get("error"))
+    return reply
+
+
+def is_finite_number(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and math.isfinite(float(value))

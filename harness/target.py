@@ -1,0 +1,253 @@
+"""What a catalog test calls: a target (the reference, a mutant, or a student's isolated worker).
+
+Every call goes through ``codec.invoke`` and ``codec.decode_reply``, in-process or not, and then
+through the same contract checks here: return types, arguments changed in place, results that
+alias an argument. A test never learns which kind of target it calls. Anything that looks like an
+escape (exit, crash, time-out, malformed data) is recorded, and the runner fails the test
+whatever the test itself concluded: verdicts fail closed.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from harness.codec import MalformedReply, Opaque, RemoteError, Reply, decode_reply, invoke
+from harness.sources import RecordingSource
+
+# Exceptions rebuilt as themselves in the test, so ``pytest.raises(ValueError)`` reads naturally.
+_REBUILT = (
+    "NotImplementedError", "RecursionError", "ZeroDivisionError", "OverflowError",
+    "FloatingPointError", "IndexError", "KeyError", "ValueError", "TypeError", "AttributeError",
+    "RuntimeError", "ArithmeticError", "LookupError", "MemoryError",
+)
+
+
+class ContractViolation(AssertionError):
+    """A result the contract forbids whatever the test asserts (type, aliasing, in-place edit)."""
+
+    def __init__(self, message: str, pitfall: int | None = None) -> None:
+        super().__init__(message)
+        self.pitfall = pitfall
+
+
+class TargetError(Exception):
+    """The code under test raised an exception the harness does not rebuild by class."""
+
+    def __init__(self, remote: RemoteError) -> None:
+        super().__init__(str(remote))
+        self.remote = remote
+
+
+class TargetEscape(BaseException):
+    """The call did not return an answer (exit, crash, time-out, malformed reply).
+
+    A BaseException so that no ``except Exception`` or ``pytest.raises`` in a test can swallow it.
+    """
+
+    outcome = "crashed"
+
+
+class TargetCrashed(TargetEscape):
+    outcome = "crashed"
+
+
+class TargetTimedOut(TargetEscape):
+    outcome = "timeout"
+
+
+@dataclass
+class Result:
+    """One call of ``Target.map``: the arguments, and the value or the (rebuilt) exception."""
+
+    args: tuple
+    value: Any = None
+    error: BaseException | None = None
+
+    @property
+    def raised(self) -> bool:
+        return self.error is not None
+
+
+def describe_type(value: Any) -> str:
+    if isinstance(value, Opaque):
+        return f"an object of class {value.cls}"
+    if isinstance(value, np.ndarray):
+        return f"a {value.dtype} array of shape {value.shape}"
+    cls = type(value)
+    name = cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
+    return f"a {name}"
+
+
+def _is_bool(v: Any) -> bool:
+    return type(v) in (bool, np.bool_)
+
+
+def _is_int(v: Any) -> bool:
+    return type(v) is int or (isinstance(v, np.integer) and type(v).__module__ == "numpy")
+
+
+def _is_float(v: Any) -> bool:
+    return type(v) in (float, np.float64)
+
+
+def _fits(kind: str, v: Any) -> bool:
+    if kind == "bool":
+        return _is_bool(v)
+    if kind == "int":
+        return _is_int(v)
+    if kind == "float":
+        return _is_float(v)
+    if kind == "float64[]":
+        return type(v) is np.ndarray and v.dtype == np.float64 and v.ndim == 1
+    if kind.startswith("tuple["):
+        parts = kind[6:-1].split(",")
+        return type(v) is tuple and len(v) == len(parts) and all(_fits(k, x) for k, x in zip(parts, v))
+    return True  # "any": handles and other values the contract does not type
+
+
+def rebuild(remote: RemoteError) -> BaseException:
+    """An exception of the first rebuildable class in the remote one's bases, else TargetError."""
+    for name in remote.bases:
+        if name in _REBUILT:
+            message = remote.message if name == remote.type else f"{remote.type}: {remote.message}"
+            exc = getattr(builtins, name)(message)
+            exc.ol_remote = remote
+            return exc
+    return TargetError(remote)
+
+
+def show_args(args: Sequence[Any]) -> str:
+    """Arguments as a student reads them in a failure message."""
+    parts = []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            parts.append(np.array2string(a, separator=", ", precision=17, threshold=20))
+        elif isinstance(a, RecordingSource):
+            parts.append("rng")
+        elif isinstance(a, float):
+            parts.append(repr(a))
+        else:
+            parts.append(repr(a))
+    return ", ".join(parts)
+
+
+class Target:
+    """Base of every target: contract checks and fail-closed bookkeeping."""
+
+    kind = "target"
+
+    def __init__(self, label: str, functions: Sequence[str], returns: dict[str, str]) -> None:
+        self.label = label
+        self.functions = tuple(functions)
+        self.returns = returns
+        self.begin_test()
+
+    # -- bookkeeping the runner reads -------------------------------------------------------
+    def begin_test(self) -> None:
+        self.escape: TargetEscape | None = None
+        self.violation: ContractViolation | None = None
+        self.not_implemented: str | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self.__dict__.get("functions", ()):
+            return functools.partial(self.call, name)
+        raise AttributeError(name)
+
+    # -- what subclasses provide ------------------------------------------------------------
+    def _replies(self, fn: str, calls: Sequence[tuple], kwargs: dict) -> list[Reply]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release the target's resources (a worker process)."""
+
+    # -- what tests call --------------------------------------------------------------------
+    def call(self, fn: str, *args: Any, **kwargs: Any) -> Any:
+        """Call ``fn(*args, **kwargs)`` on the target: its checked value, or its exception raised."""
+        result = self.map(fn, [args], **kwargs)[0]
+        if result.error is not None:
+            raise result.error
+        return result.value
+
+    def map(self, fn: str, calls: Sequence[tuple], **kwargs: Any) -> list[Result]:
+        """Call ``fn`` once per argument tuple in one batch: each value or exception, checked."""
+        try:
+            replies = self._replies(fn, list(calls), kwargs)
+        except TargetEscape as exc:
+            self.escape = self.escape or exc
+            raise
+        if len(replies) != len(calls):
+            self._escape(TargetCrashed(f"{fn}: the worker answered {len(replies)} of {len(calls)} calls"))
+        return [self._check(fn, args, kwargs, reply) for args, reply in zip(calls, replies)]
+
+    def _escape(self, exc: TargetEscape) -> None:
+        self.escape = self.escape or exc
+        raise exc
+
+    def _violate(self, message: str, pitfall: int | None = None) -> None:
+        exc = ContractViolation(message, pitfall)
+        self.violation = self.violation or exc
+        raise exc
+
+    def _check(self, fn: str, args: tuple, kwargs: dict, reply: Reply) -> Result:
+        call = f"{fn}({show_args(args)})"
+        sources = [a for a in (*args, *kwargs.values()) if isinstance(a, RecordingSource)]
+        self._sync_sources(sources, reply.draws)
+        if reply.status == "exited":
+            self._escape(TargetCrashed(f"{call} tried to exit the interpreter ({reply.error}); "
+                                       "a function must return or raise"))
+        if reply.status == "raised":
+            exc = rebuild(reply.error)
+            if isinstance(exc, NotImplementedError):
+                self.not_implemented = self.not_implemented or fn
+            return Result(args, error=exc)
+        if reply.mutated:
+            which = ", ".join(f"argument {i + 1}" for i in reply.mutated)
+            self._violate(f"{call} modified {which} in place; no function may modify its arguments")
+        if reply.aliased:
+            self._violate(f"{call} returned an object that shares memory with an argument; "
+                          "the contract promises a new array", pitfall=6)
+        kind = self.returns.get(fn, "any")
+        if not _fits(kind, reply.value):
+            self._violate(f"{call} returned {describe_type(reply.value)}"
+                          f"{self._inner(reply.value)} where the contract promises {kind}")
+        return Result(args, value=reply.value)
+
+    @staticmethod
+    def _inner(value: Any) -> str:
+        if type(value) in (tuple, list):
+            return " of (" + ", ".join(describe_type(v) for v in value) + ")"
+        return ""
+
+    def _sync_sources(self, sources: list[RecordingSource], draws: list[int]) -> None:
+        """Isolated targets advance the test's sources by what the worker's copies drew."""
+
+
+class InProcessTarget(Target):
+    """The reference or a mutant: our own code, called in this process."""
+
+    kind = "in-process"
+
+    def __init__(self, label: str, module: ModuleType, functions: Sequence[str],
+                 returns: dict[str, str]) -> None:
+        super().__init__(label, functions, returns)
+        self.module = module
+
+    def _replies(self, fn: str, calls: Sequence[tuple], kwargs: dict) -> list[Reply]:
+        func = getattr(self.module, fn)
+        replies = []
+        for args in calls:
+            # Fresh copies, as an isolated worker gets: the test's own data stays untouched.
+            args = tuple(a.copy() if isinstance(a, np.ndarray) else
+                         list(a) if type(a) is list else a for a in args)
+            try:
+                replies.append(decode_reply(invoke(func, args, kwargs)))
+            except MalformedReply as exc:  # pragma: no cover - our own encoder
+                self._escape(TargetCrashed(f"{fn}: {exc}"))
+        return replies
