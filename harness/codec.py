@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import math
+import operator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -189,18 +190,22 @@ def _snapshot(args: tuple) -> list[tuple[int, Any]]:
         if isinstance(arg, np.ndarray):
             snaps.append((i, (arg.shape, arg.dtype.str, arg.tobytes())))
         elif type(arg) is list:
-            snaps.append((i, repr(arg)))
+            snaps.append((i, list(arg)))
     return snaps
 
 
 def _changed(arg: Any, snap: Any) -> bool:
     if isinstance(arg, np.ndarray):
         return (arg.shape, arg.dtype.str, arg.tobytes()) != snap
-    return repr(arg) != snap
+    # A list changed in place if any element was replaced (or added, or removed).
+    return len(arg) != len(snap) or any(map(operator.is_not, arg, snap))
+
+
+_PLAIN = (int, float, bool, np.bool_, np.int64, np.float64)
 
 
 def _aliases(result: Any, args: tuple, depth: int = 0) -> bool:
-    if depth > 2:
+    if depth > 2 or type(result) in _PLAIN:
         return False
     if isinstance(result, (tuple, list)) and not any(result is a for a in args):
         return any(_aliases(r, args, depth + 1) for r in result[:16])

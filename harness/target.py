@@ -196,10 +196,10 @@ class Target:
         raise exc
 
     def _check(self, fn: str, args: tuple, kwargs: dict, reply: Reply) -> Result:
-        call = f"{fn}({show_args(args)})"
         sources = [a for a in (*args, *kwargs.values()) if isinstance(a, RecordingSource)]
         self._sync_sources(sources, reply.draws)
         if reply.status == "exited":
+            call = f"{fn}({show_args(args)})"
             self._escape(TargetCrashed(f"{call} tried to exit the interpreter ({reply.error}); "
                                        "a function must return or raise"))
         if reply.status == "raised":
@@ -207,14 +207,18 @@ class Target:
             if isinstance(exc, NotImplementedError):
                 self.not_implemented = self.not_implemented or fn
             return Result(args, error=exc)
+        kind = self.returns.get(fn, "any")
+        fits = _fits(kind, reply.value)
+        if not (reply.mutated or reply.aliased or not fits):
+            return Result(args, value=reply.value)
+        call = f"{fn}({show_args(args)})"
         if reply.mutated:
             which = ", ".join(f"argument {i + 1}" for i in reply.mutated)
             self._violate(f"{call} modified {which} in place; no function may modify its arguments")
         if reply.aliased:
             self._violate(f"{call} returned an object that shares memory with an argument; "
                           "the contract promises a new array", pitfall=6)
-        kind = self.returns.get(fn, "any")
-        if not _fits(kind, reply.value):
+        if not fits:
             self._violate(f"{call} returned {describe_type(reply.value)}"
                           f"{self._inner(reply.value)} where the contract promises {kind}")
         return Result(args, value=reply.value)

@@ -38,14 +38,14 @@ def as_distribution(probs: ArrayLike, name: str = "probs") -> NDArray[np.float64
         raise ValueError(f"{name} must be a 1-D array of numbers: {exc}") from None
     if raw.dtype.kind not in "iuf":
         raise ValueError(f"{name} must hold real numbers, got dtype {raw.dtype}")
+    if raw.ndim != 1 or raw.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D array, got shape {raw.shape}")
     arr = np.array(raw, dtype=np.float64)
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D array, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must contain only finite numbers")
-    if np.any(arr < 0):
-        raise ValueError(f"{name} must be non-negative")
-    total = left_to_right_sum(arr)
+    total = 0.0
+    for v in arr.tolist():  # one left-to-right pass: finiteness, sign and the sum
+        if not 0.0 <= v < math.inf:
+            raise ValueError(f"{name} must hold finite, non-negative numbers, got {v!r}")
+        total += v
     if abs(total - 1.0) > SUM_TOLERANCE:
         raise ValueError(f"{name} must sum to 1 (within 1e-9), sums to {total!r}")
     return arr

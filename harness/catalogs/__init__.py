@@ -1,0 +1,1 @@
+"""The catalogs: one package per course module, each plain pytest."""

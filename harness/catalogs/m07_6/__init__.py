@@ -1,0 +1,1 @@
+"""The M07.6 catalog: rejection sampling and residual distributions."""

@@ -1,0 +1,429 @@
+"""The mutant library (``mutants/M07.6``) and its loader (``harness.mutants``).
+
+Every mutant must load, apply to the current reference, change only its own function, and really
+misbehave: each has a probe, one call on a specific input whose answer the reference gets right and
+the mutant gets wrong. The probes run the mutated source in this process as a module of its own
+(``ol_mutant_<id>``) that imports the reference ``tinyllm`` for everything else.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import sys
+import types
+import warnings
+from collections.abc import Callable
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness import mutants as mutants_module
+from harness.errors import HarnessError, MutantDoesNotApply
+from harness.mutants import Edit, Mutant, apply, find_mutant, load_mutants, mutants_dir
+
+REPO = Path(__file__).resolve().parent.parent
+REFERENCE_PYTHON = REPO / "reference" / "python"
+if str(REFERENCE_PYTHON) not in sys.path:  # tests/conftest.py normally does this
+    sys.path.insert(0, str(REFERENCE_PYTHON))
+
+from tinyllm.prob import rejection as reference  # noqa: E402
+
+MODULE = "M07.6"
+FILE = "tinyllm/prob/rejection.py"
+REFERENCE_SOURCE = (REFERENCE_PYTHON / FILE).read_text(encoding="utf-8")
+MUTANTS = load_mutants(MODULE)
+IDS = [m.id for m in MUTANTS]
+
+# The chapter's section 4 table.
+CATALOG = {
+    "test_hand_example", "test_hand_example_output_is_p", "test_accept_is_strict",
+    "test_accept_always_when_target_dominates", "test_accept_rejects_bad_arguments",
+    "test_acceptance_rate_matches_acceptance_probability", "test_residual_is_a_distribution",
+    "test_residual_when_p_equals_q", "test_residual_disjoint_supports_is_p",
+    "test_residual_sum_is_ascending", "test_shapes_and_distributions_are_checked",
+    "test_speculative_output_is_exactly_p", "test_speculative_chi_square",
+    "test_speculative_accepts_without_resampling", "test_speculative_rejects_bad_drafts",
+    "test_rejection_sample_first_try_enumerated", "test_rejection_sample_tries_are_geometric",
+    "test_rejection_sample_draw_order", "test_rejection_sample_checks_the_envelope",
+}
+SPECULATIVE = ("test_speculative_output_is_exactly_p", "test_speculative_chi_square",
+               "test_hand_example_output_is_p")
+# The chapter's mutants: (pitfall, designated tests).
+CHAPTER = {
+    "s01": (1, ("test_accept_is_strict",)),
+    "s02": (2, ("test_accept_always_when_target_dominates",)),
+    "s03": (3, ("test_residual_is_a_distribution",)),
+    "s04": (4, ("test_residual_is_a_distribution",)),
+    "s05": (3, ("test_residual_is_a_distribution",)),
+    "s06": (5, SPECULATIVE),
+    "s07": (5, SPECULATIVE),
+    "s08": (6, ("test_residual_when_p_equals_q",)),
+    "s09": (8, ("test_residual_sum_is_ascending",)),
+    "s10": (9, ("test_acceptance_rate_matches_acceptance_probability",)),
+    "s11": (10, ("test_speculative_accepts_without_resampling",)),
+    "s12": (2, ("test_accept_always_when_target_dominates",)),
+    "s13": (5, SPECULATIVE),
+    "s14": (6, ("test_residual_when_p_equals_q",)),
+    "s15": (7, ("test_rejection_sample_first_try_enumerated",)),
+    "s16": (10, ("test_rejection_sample_draw_order",)),
+    "s17": (11, ("test_accept_rejects_bad_arguments",)),
+    "s18": (12, ("test_rejection_sample_tries_are_geometric",)),
+    "s19": (7, ("test_rejection_sample_checks_the_envelope",)),
+}
+
+# ---- loading a mutated module, and describing what a call did ----------------------------------
+
+
+def mutated_module(mutant: Mutant) -> types.ModuleType:
+    """The mutant's source as a fresh module ``ol_mutant_<id>`` (the reference serves its imports)."""
+    name = f"ol_mutant_{mutant.id}"
+    module = types.ModuleType(name)
+    module.__file__ = f"<{name}: {mutant.file}>"
+    exec(compile(apply(mutant, REFERENCE_SOURCE), module.__file__, "exec"), module.__dict__)
+    return module
+
+
+def show(value: object) -> str:
+    """A value as text that tells bools from ints and keeps every float bit (repr round-trips)."""
+    if isinstance(value, np.ndarray):
+        return "array" + repr([show(v) for v in value.tolist()]).replace("'", "")
+    if isinstance(value, tuple):
+        return "(" + ", ".join(show(v) for v in value) + ")"
+    if isinstance(value, np.generic):
+        value = value.item()
+    return repr(value)
+
+
+def outcome(call: Callable[[], object]) -> str:
+    """What ``call()`` did: ``returns <value>`` or ``raises <ExceptionType>``."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            return "returns " + show(call())
+        except Exception as exc:  # the probe records any failure as an outcome
+            return "raises " + type(exc).__name__
+
+
+class Exhausted(Exception):
+    """A scripted source ran out of uniforms."""
+
+
+class Scripted:
+    """A UniformSource that returns the given uniforms in order and counts the draws."""
+
+    def __init__(self, *uniforms: float, repeat_last: bool = False) -> None:
+        self.uniforms = list(uniforms)
+        self.repeat_last = repeat_last
+        self.draws = 0
+
+    def uniform(self) -> float:
+        if self.draws >= len(self.uniforms) and not self.repeat_last:
+            raise Exhausted(f"script of {len(self.uniforms)} uniforms exhausted")
+        value = self.uniforms[min(self.draws, len(self.uniforms) - 1)]
+        self.draws += 1
+        return value
+
+
+def sample(mod: types.ModuleType, p: list, q: list, m: float, source: Scripted, **kw: int) -> str:
+    """A ``rejection_sample`` call's outcome, with the number of uniforms it drew."""
+    return outcome(lambda: mod.rejection_sample(p, q, m, source, **kw)) + f" after {source.draws} draws"
+
+
+def speculative_law(mod: types.ModuleType, p: list, q: list, grid: int = 8) -> str:
+    """The exact output distribution of ``speculative_step`` with ``x ~ q``, uniforms on k / grid.
+
+    For the hand example every acceptance threshold and residual CDF boundary is a multiple of
+    1/4, so on a grid of eighths the reference's law is exactly p.
+    """
+    law = [Fraction(0)] * len(p)
+    for x, q_x in enumerate(q):
+        if q_x == 0:
+            continue
+        for i in range(grid):
+            for j in range(grid):
+                t, _ = mod.speculative_step(p, q, x, i / grid, j / grid)
+                law[int(t)] += Fraction(q_x) / grid**2
+    return "law " + ", ".join(str(f) for f in law)
+
+
+HAND_P = [0.5, 0.25, 0.25, 0.0]  # the chapter's worked example (section 3)
+HAND_Q = [0.25, 0.5, 0.0, 0.25]
+HALVES = [0.5, 0.5]
+DISJOINT_P = [0.5, 0.5, 0.0, 0.0]
+DISJOINT_Q = [0.0, 0.0, 0.5, 0.5]
+TENTHS_P = [0.1] * 10 + [0.0]  # np.sum of these ten 0.1 is 1.0; the left-to-right sum is not
+TENTHS_Q = [0.0] * 10 + [1.0]
+
+
+def _tenths_residual() -> str:
+    z = 0.0
+    for v in TENTHS_P:
+        z += v
+    return "returns " + show(np.array(TENTHS_P) / z)
+
+
+def _same_object(mod: types.ModuleType) -> str:
+    p = np.array(HALVES)
+    result = mod.residual_distribution(p, p.copy())
+    return "caller's p" if result is p or np.shares_memory(result, p) else "a new array"
+
+
+Probe = Callable[[types.ModuleType], str]
+_ACCEPT_DOMINATES: Probe = lambda m: outcome(lambda: m.rejection_accept(0.5, 0.25, 0.75))
+_HAND_RESIDUAL: Probe = lambda m: outcome(lambda: m.residual_distribution(HAND_P, HAND_Q))
+_HAND_LAW: Probe = lambda m: speculative_law(m, HAND_P, HAND_Q)
+_HAND_ALPHA: Probe = lambda m: outcome(lambda: m.acceptance_probability(HAND_P, HAND_Q))
+_DISJOINT: Probe = lambda m: outcome(lambda: m.residual_distribution(DISJOINT_P, DISJOINT_Q))
+_FIRST_TRY: Probe = lambda m: sample(m, HALVES, HALVES, 1.0, Scripted(0.1, 0.9))
+
+# id -> (probe, the reference's answer). The mutant must answer anything else.
+PROBES: dict[str, tuple[Probe, str]] = {
+    "s01": (lambda m: outcome(lambda: m.rejection_accept(0.0, 0.25, 0.0)), "returns False"),
+    "s02": (_ACCEPT_DOMINATES, "returns True"),
+    "s03": (_HAND_RESIDUAL, "returns array[0.5, 0.0, 0.5, 0.0]"),
+    "s04": (_HAND_RESIDUAL, "returns array[0.5, 0.0, 0.5, 0.0]"),
+    "s05": (_HAND_RESIDUAL, "returns array[0.5, 0.0, 0.5, 0.0]"),
+    "s06": (_HAND_LAW, "law 1/2, 1/4, 1/4, 0"),
+    "s07": (_HAND_LAW, "law 1/2, 1/4, 1/4, 0"),
+    "s08": (lambda m: outcome(lambda: m.residual_distribution(HALVES, HALVES)), "returns array[0.5, 0.5]"),
+    "s09": (lambda m: outcome(lambda: m.residual_distribution(TENTHS_P, TENTHS_Q)), _tenths_residual()),
+    "s10": (_HAND_ALPHA, "returns 0.5"),
+    "s11": (lambda m: outcome(lambda: m.speculative_step(HAND_P, HAND_Q, 1, 0.25, 0.75)), "returns (1, True)"),
+    "s12": (_ACCEPT_DOMINATES, "returns True"),
+    "s13": (_HAND_LAW, "law 1/2, 1/4, 1/4, 0"),
+    "s14": (_same_object, "a new array"),
+    "s15": (lambda m: sample(m, HALVES, HALVES, 2.0, Scripted(0.1, 0.75, 0.1, 0.25)),
+            "returns (0, 2) after 4 draws"),
+    "s16": (_FIRST_TRY, "returns (0, 1) after 2 draws"),
+    "s17": (lambda m: outcome(lambda: m.rejection_accept(0.5, 0.0, 0.5)), "raises ValueError"),
+    "s18": (_FIRST_TRY, "returns (0, 1) after 2 draws"),
+    "s19": (lambda m: sample(m, HALVES, [0.75, 0.25], 1.0, Scripted(0.1, 0.1)),
+            "raises ValueError after 0 draws"),
+    "x01": (_HAND_ALPHA, "returns 0.5"),
+    "x02": (_DISJOINT, "returns array[0.5, 0.5, 0.0, 0.0]"),
+    "x03": (_DISJOINT, "returns array[0.5, 0.5, 0.0, 0.0]"),
+    "x04": (lambda m: outcome(lambda: m.acceptance_probability(HALVES, [0.25, 0.25, 0.5])), "raises ValueError"),
+    "x05": (lambda m: outcome(lambda: m.acceptance_probability(HALVES, [0.5, 0.6])), "raises ValueError"),
+    "x06": (lambda m: outcome(lambda: m.speculative_step(HAND_P, HAND_Q, -1, 0.5, 0.5)), "raises ValueError"),
+    "x07": (lambda m: outcome(lambda: m.speculative_step(HAND_P, HAND_Q, 2, 0.5, 0.5)), "raises ValueError"),
+    "x08": (lambda m: outcome(lambda: m.rejection_accept(0.5, 0.25, 1.0)), "raises ValueError"),
+    "x09": (lambda m: outcome(lambda: m.rejection_accept(-0.25, 0.5, 0.0)), "raises ValueError"),
+    "x10": (lambda m: sample(m, [1.0, 0.0], HALVES, 2.0, Scripted(0.75, repeat_last=True), max_tries=3),
+            "raises RuntimeError after 6 draws"),
+    "x11": (_FIRST_TRY, "returns (0, 1) after 2 draws"),
+    "x12": (lambda m: sample(m, [0.0, 1.0], HALVES, 2.0, Scripted(0.0, 0.0, 0.75, 0.0)),
+            "returns (1, 2) after 4 draws"),
+    "x13": (_FIRST_TRY, "returns (0, 1) after 2 draws"),
+    "x14": (lambda m: outcome(lambda: m.speculative_step(HAND_P, HAND_Q, 1, 0.25, 1.0)), "returns (1, True)"),
+}
+
+# ---- the library as a whole ----------------------------------------------------------------------
+
+
+def test_library_holds_the_chapter_mutants_and_the_extended_ones() -> None:
+    files = sorted(p.stem for p in (mutants_dir() / MODULE).glob("*.toml"))
+    assert IDS == files
+    assert [i for i in IDS if i.startswith("s")] == [f"s{n:02d}" for n in range(1, 20)]
+    assert all(m.extended == m.id.startswith("x") for m in MUTANTS)
+    assert any(m.extended for m in MUTANTS)
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=IDS)
+def test_every_field_is_well_formed(mutant: Mutant) -> None:
+    assert (mutant.module, mutant.file) == (MODULE, FILE)
+    assert 1 <= mutant.pitfall <= 14
+    assert set(mutant.designated) <= CATALOG, "designated tests must be catalog tests of the chapter"
+    assert mutant.description.endswith(".") and "\n" not in mutant.description
+    for leak in ("test_", "np.", "_arr", "def ", "`"):
+        assert leak not in mutant.hint, f"the hint shows code or a catalog test: {leak!r}"
+
+
+@pytest.mark.parametrize("mutant_id", sorted(CHAPTER))
+def test_chapter_mutants_have_the_chapters_pitfall_and_designated_tests(mutant_id: str) -> None:
+    mutant = find_mutant(MODULE, mutant_id)
+    assert not mutant.extended
+    assert (mutant.pitfall, mutant.designated) == CHAPTER[mutant_id]
+
+
+def test_every_catalog_test_is_the_designated_killer_of_some_mutant() -> None:
+    designated = {name for m in MUTANTS for name in m.designated}
+    assert designated == CATALOG
+
+
+def test_extended_mutants_cover_the_tests_no_chapter_mutant_names() -> None:
+    extended = {name for m in MUTANTS if m.extended for name in m.designated}
+    for name in ("test_hand_example", "test_residual_disjoint_supports_is_p",
+                 "test_shapes_and_distributions_are_checked", "test_speculative_rejects_bad_drafts"):
+        assert name in extended
+
+
+# ---- applying ----------------------------------------------------------------------------------
+
+
+def _top_level(source: str) -> dict[str, str]:
+    return {getattr(node, "name", f"#{i}"): ast.dump(node) for i, node in enumerate(ast.parse(source).body)}
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=IDS)
+def test_applies_to_the_reference_and_changes_only_its_function(mutant: Mutant) -> None:
+    mutated = apply(mutant, REFERENCE_SOURCE)
+    assert mutated != REFERENCE_SOURCE
+    before, after = _top_level(REFERENCE_SOURCE), _top_level(mutated)
+    assert before.keys() == after.keys()
+    assert before[mutant.function] != after[mutant.function], "the edit must change the code, not only text"
+    assert {k: v for k, v in before.items() if k != mutant.function} == {
+        k: v for k, v in after.items() if k != mutant.function
+    }
+
+
+@pytest.mark.parametrize("mutant_id", IDS)
+def test_mutant_really_misbehaves(mutant_id: str) -> None:
+    probe, expected = PROBES[mutant_id]
+    assert probe(reference) == expected, "the probe's expected answer is the reference's"
+    got = probe(mutated_module(find_mutant(MODULE, mutant_id)))
+    assert got != expected, f"mutant {mutant_id} answers the probe like the reference: {got}"
+
+
+def test_every_mutant_has_a_probe() -> None:
+    assert sorted(PROBES) == IDS
+
+
+def test_a_missing_find_text_does_not_apply() -> None:
+    stale = REFERENCE_SOURCE.replace("return u < p_x / q_x", "return u < (p_x / q_x)")
+    with pytest.raises(MutantDoesNotApply) as info:
+        apply(find_mutant(MODULE, "s01"), stale)
+    assert info.value.message == (
+        "mutant s01 no longer applies to tinyllm/prob/rejection.py: "
+        "'return u < p_x / q_x' not found in rejection_accept"
+    )
+    assert info.value.hint == "update mutants/M07.6/s01.toml to the current reference"
+
+
+def test_a_find_text_elsewhere_in_the_file_does_not_count() -> None:
+    # "return x, True" is in speculative_step, not in the mutant's function.
+    mutant = dataclasses.replace(find_mutant(MODULE, "s01"), edits=(Edit("return x, True", "return x, False"),))
+    with pytest.raises(MutantDoesNotApply, match="s01 .* not found in rejection_accept"):
+        apply(mutant, REFERENCE_SOURCE)
+
+
+def test_an_ambiguous_find_text_does_not_apply() -> None:
+    mutant = dataclasses.replace(find_mutant(MODULE, "s03"), edits=(Edit("p_arr", "q_arr"),))
+    with pytest.raises(MutantDoesNotApply, match="s03 .*'p_arr' found 3 times"):
+        apply(mutant, REFERENCE_SOURCE)
+
+
+def test_a_missing_function_does_not_apply() -> None:
+    mutant = dataclasses.replace(find_mutant(MODULE, "s01"), function="rejection_accept_v2")
+    with pytest.raises(MutantDoesNotApply, match="s01 .*no top-level function 'rejection_accept_v2'"):
+        apply(mutant, REFERENCE_SOURCE)
+
+
+def test_an_edit_that_breaks_the_syntax_does_not_apply() -> None:
+    mutant = dataclasses.replace(find_mutant(MODULE, "s01"), edits=(Edit("return u < p_x / q_x", "return u <"),))
+    with pytest.raises(MutantDoesNotApply, match="s01 .*does not parse"):
+        apply(mutant, REFERENCE_SOURCE)
+
+
+def test_an_edit_that_changes_nothing_does_not_apply() -> None:
+    same = "return u < p_x / q_x"
+    mutant = dataclasses.replace(find_mutant(MODULE, "s01"), edits=(Edit(same, same),))
+    with pytest.raises(MutantDoesNotApply, match="s01 .*unchanged"):
+        apply(mutant, REFERENCE_SOURCE)
+
+
+def test_edits_apply_in_order_inside_the_function() -> None:
+    mutated = apply(find_mutant(MODULE, "s11"), REFERENCE_SOURCE)
+    assert "rejection_accept(p_arr[x], q_arr[x], u_resample)" in mutated
+    assert "residual_distribution(p_arr, q_arr), u_accept), False" in mutated
+
+
+# ---- looking mutants up --------------------------------------------------------------------------
+
+
+def test_an_unknown_mutant_id_lists_the_valid_ones() -> None:
+    with pytest.raises(HarnessError) as info:
+        find_mutant(MODULE, "s99")
+    assert not isinstance(info.value, MutantDoesNotApply)
+    assert info.value.message == "unknown mutant id 's99' for M07.6"
+    assert "s01" in info.value.hint and "x01" in info.value.hint
+
+
+def test_an_unknown_module_has_no_library() -> None:
+    with pytest.raises(HarnessError, match="no mutant library for module 'M99.9'") as info:
+        load_mutants("M99.9")
+    assert "M07.6" in info.value.hint
+
+
+def test_mutants_dir_is_the_repos_mutants_folder() -> None:
+    assert mutants_dir() == REPO / "mutants"
+
+
+# ---- validation of malformed files ------------------------------------------------------------
+
+GOOD = """\
+id = "s01"
+module = "M07.6"
+file = "tinyllm/prob/rejection.py"
+function = "rejection_accept"
+pitfall = 1
+description = "Accepts on u <= r."
+designated = ["test_accept_is_strict"]
+hint = "Try u = 0 with p_x = 0."
+
+[[edit]]
+find = 'return u < p_x / q_x'
+replace = 'return u <= p_x / q_x'
+"""
+
+MALFORMED = [
+    ("missing", GOOD.replace('hint = "Try u = 0 with p_x = 0."\n', ""), "hint"),
+    ("pitfall-text", GOOD.replace("pitfall = 1", 'pitfall = "1"'), "pitfall"),
+    ("pitfall-zero", GOOD.replace("pitfall = 1", "pitfall = 0"), "pitfall"),
+    ("pitfall-bool", GOOD.replace("pitfall = 1", "pitfall = true"), "pitfall"),
+    ("id-not-file-name", GOOD.replace('id = "s01"', 'id = "s02"'), "id"),
+    ("module", GOOD.replace('module = "M07.6"', 'module = "M07.1"'), "module"),
+    ("file", GOOD.replace("tinyllm/prob/rejection.py", "/abs/rejection.py"), "file"),
+    ("function", GOOD.replace('"rejection_accept"', '"rejection accept"'), "function"),
+    ("designated-empty", GOOD.replace('["test_accept_is_strict"]', "[]"), "designated"),
+    ("designated-name", GOOD.replace('["test_accept_is_strict"]', '["accept_is_strict"]'), "designated"),
+    ("description-empty", GOOD.replace('"Accepts on u <= r."', '""'), "description"),
+    ("no-edit", GOOD.split("[[edit]]")[0], "edit"),
+    ("edit-same", GOOD.replace("'return u <= p_x / q_x'", "'return u < p_x / q_x'"), "edit[1]"),
+    ("edit-key", GOOD.replace("replace =", "replacement ="), "edit[1]"),
+    ("unknown-field", GOOD.replace("pitfall = 1", "pitfall = 1\nseverity = 2"), "severity"),
+]
+
+
+@pytest.mark.parametrize(("text", "field"), [(t, f) for _, t, f in MALFORMED], ids=[n for n, _, _ in MALFORMED])
+def test_a_malformed_field_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, field: str) -> None:
+    (tmp_path / MODULE).mkdir()
+    (tmp_path / MODULE / "s01.toml").write_text(text, encoding="utf-8")
+    monkeypatch.setattr(mutants_module, "mutants_dir", lambda: tmp_path)
+    with pytest.raises(HarnessError) as info:
+        load_mutants(MODULE)
+    assert "s01.toml" in info.value.message
+    assert f"field '{field}'" in info.value.message
+
+
+def test_a_file_that_is_not_toml_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / MODULE).mkdir()
+    (tmp_path / MODULE / "s01.toml").write_text("id = \n", encoding="utf-8")
+    monkeypatch.setattr(mutants_module, "mutants_dir", lambda: tmp_path)
+    with pytest.raises(HarnessError, match=r"s01\.toml.*cannot be read as TOML"):
+        load_mutants(MODULE)
+
+
+def test_the_well_formed_example_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / MODULE).mkdir()
+    (tmp_path / MODULE / "s01.toml").write_text(GOOD, encoding="utf-8")
+    monkeypatch.setattr(mutants_module, "mutants_dir", lambda: tmp_path)
+    (mutant,) = load_mutants(MODULE)
+    assert mutant == Mutant(
+        id="s01", module=MODULE, file=FILE, function="rejection_accept", pitfall=1,
+        description="Accepts on u <= r.", designated=("test_accept_is_strict",),
+        hint="Try u = 0 with p_x = 0.", edits=(Edit("return u < p_x / q_x", "return u <= p_x / q_x"),),
+        extended=False,
+    )
