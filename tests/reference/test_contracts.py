@@ -162,5 +162,5 @@ def test_rejection_stubs_document_their_value_errors(dotted):
 
 
 def test_rejection_sample_stub_documents_runtime_error():
-    doc = ast.get_docstring(stub_definitions(STUB_MODULES["tinyllm.prob.rejection"])["rejection_sample"])
-    assert "RuntimeError" in doc
+    stubs = stub_definitions(STUB_MODULES["tinyllm.prob.rejection"])
+    assert "RuntimeError" in ast.get_docstring(stubs["rejection_sample"])

@@ -1,4 +1,4 @@
-"""The reference PCG32 (M06.3): the known-answer vector, seeding rules and uniform() construction."""
+"""The reference PCG32 (M06.3): known-answer vector, seeding rules, uniform() construction."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ VECTOR_42_54 = [0xA15C02B7, 0x7B47F409, 0xBA1D3330, 0x83D2F293, 0xBFA4784B, 0xCB
 
 
 def independent_words(seed: int, stream: int, count: int) -> list[int]:
-    """pcg32_srandom_r + pcg32_random_r written out from the PCG paper, independent of the module."""
+    """pcg32_srandom_r + pcg32_random_r written out from the PCG paper, not from the module."""
     inc = ((stream << 1) | 1) & MASK64
     state = 0
     state = (state * MULT + inc) & MASK64

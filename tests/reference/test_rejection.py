@@ -1,4 +1,4 @@
-"""The reference rejection module (M07.6): the chapter's worked example, boundaries, errors, draws."""
+"""The reference rejection module (M07.6): worked example, boundaries, errors, draw order."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ class Script:
 
     def uniform(self) -> float:
         if self.calls >= len(self.values):
-            raise AssertionError(f"drew uniform #{self.calls + 1}, only {len(self.values)} scripted")
+            raise AssertionError(f"drew uniform #{self.calls + 1}; {len(self.values)} scripted")
         self.calls += 1
         return self.values[self.calls - 1]
 
@@ -452,7 +452,8 @@ def test_rejection_sample_first_try_law_is_p_over_m():
                 out = "reject"
             w = Fraction(k_hi - k_lo, GRID) * Fraction(a_hi - a_lo, GRID)
             law[out] = law.get(out, Fraction(0)) + w
-    assert law == {0: Fraction(1, 4), 1: Fraction(1, 8), 2: Fraction(1, 8), "reject": Fraction(1, 2)}
+    expected = {0: Fraction(1, 4), 1: Fraction(1, 8), 2: Fraction(1, 8), "reject": Fraction(1, 2)}
+    assert law == expected  # p_x / m for each id, 1 - 1/m rejected
 
 
 def test_rejection_sample_takes_numpy_scalars():

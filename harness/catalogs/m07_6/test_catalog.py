@@ -149,7 +149,7 @@ def eighths_cases() -> list[tuple[list[float], list[float]]]:
         ([1.0, 0.0, 0.0], [0.125, 0.625, 0.25]),  # a point mass
         ([0.0, 0.375, 0.625], [0.875, 0.125, 0.0]),
     ]
-    while len(cases) < 60:
+    while len(cases) < 150:
         n = 2 + gen.next_u32() % 5
         cases.append((eighths(gen, n), eighths(gen, n)))
     return cases
