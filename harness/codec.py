@@ -239,6 +239,28 @@ def invoke(fn: Any, args: tuple, kwargs: dict | None = None) -> dict:
     return reply
 
 
+def _remote(exc: BaseException) -> RemoteError:
+    e = encode_error(exc)
+    return RemoteError(e["type"], tuple(e["mro"]), e["message"])
+
+
+def invoke_direct(fn: Any, args: tuple, kwargs: dict | None = None) -> Reply:
+    """``invoke`` for our own code in this process: the same checks, without the encoding.
+
+    The values stay as they are, so the contract checks of ``harness.target`` see exactly the
+    classes an encoded reply would name; the arguments must be fresh copies owned by the caller.
+    """
+    snaps = _snapshot(args)
+    try:
+        result = fn(*args, **(kwargs or {}))
+    except SystemExit as exc:
+        return Reply("exited", error=_remote(exc))
+    except BaseException as exc:
+        return Reply("raised", error=_remote(exc))
+    mutated = [i for i, snap in snaps if _changed(args[i], snap)]
+    return Reply("returned", value=result, mutated=mutated, aliased=_aliases(result, args))
+
+
 def decode_reply(data: Any) -> Reply:
     """The parent's view of ``invoke``'s reply; ``MalformedReply`` if it is not one."""
     if not isinstance(data, dict):

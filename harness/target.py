@@ -1,7 +1,7 @@
 """What a catalog test calls: a target (the reference, a mutant, or a student's isolated worker).
 
-Every call goes through ``codec.invoke`` and ``codec.decode_reply``, in-process or not, and then
-through the same contract checks here: return types, arguments changed in place, results that
+A student's worker answers through ``codec.invoke`` and ``codec.decode_reply`` (plain data only);
+our own in-process code through ``codec.invoke_direct``; both then pass the same contract checks here: return types, arguments changed in place, results that
 alias an argument. A test never learns which kind of target it calls. Anything that looks like an
 escape (exit, crash, time-out, malformed data) is recorded, and the runner fails the test
 whatever the test itself concluded: verdicts fail closed.
@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.codec import MalformedReply, Opaque, RemoteError, Reply, decode_reply, invoke
+from harness.codec import Opaque, RemoteError, Reply, invoke_direct
 from harness.sources import RecordingSource
 
 # Exceptions rebuilt as themselves in the test, so ``pytest.raises(ValueError)`` reads naturally.
@@ -250,8 +250,5 @@ class InProcessTarget(Target):
             # Fresh copies, as an isolated worker gets: the test's own data stays untouched.
             args = tuple(a.copy() if isinstance(a, np.ndarray) else
                          list(a) if type(a) is list else a for a in args)
-            try:
-                replies.append(decode_reply(invoke(func, args, kwargs)))
-            except MalformedReply as exc:  # pragma: no cover - our own encoder
-                self._escape(TargetCrashed(f"{fn}: {exc}"))
+            replies.append(invoke_direct(func, args, kwargs))
         return replies

@@ -11,6 +11,7 @@ Longer than 400 lines: one catalog, one file, so the table order and the chapter
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -412,10 +413,9 @@ def chi_square_inputs() -> tuple[list[float], list[float]]:
     return [a / ltr_sum(w) for a in w], [b / ltr_sum(v) for b in v]
 
 
-def chi_square_trial(target, seed: int, draws: int = CHI_SQUARE_DRAWS):
-    """One seeded chi-square of ``speculative_step``'s output against p: (counts, expected, stat, pvalue)."""
-    from scipy.stats import chisquare
-
+@functools.lru_cache(maxsize=4)
+def chi_square_calls(seed: int, draws: int) -> tuple[tuple, ...]:
+    """The seeded draws ``(p, q, x, u_accept, u_resample)``: the same for every target, so cached."""
     p, q = chi_square_inputs()
     source = HarnessPCG32(seed, 54)
     draft = harness_sampler(q)
@@ -423,6 +423,15 @@ def chi_square_trial(target, seed: int, draws: int = CHI_SQUARE_DRAWS):
     for _ in range(draws):
         x = draft(source.uniform())
         calls.append((p, q, x, source.uniform(), source.uniform()))
+    return tuple(calls)
+
+
+def chi_square_trial(target, seed: int, draws: int = CHI_SQUARE_DRAWS):
+    """One seeded chi-square of ``speculative_step``'s output against p: (counts, expected, stat, pvalue)."""
+    from scipy.stats import chisquare
+
+    p, _ = chi_square_inputs()
+    calls = chi_square_calls(seed, draws)
     counts = [0] * len(p)
     for r in target.map("speculative_step", calls):
         if r.error is not None:
