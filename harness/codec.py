@@ -185,6 +185,7 @@ def decode_error(data: Any) -> RemoteError:
 
 
 def _snapshot(args: tuple) -> list[tuple[int, Any]]:
+    """Copies of the mutable arguments (arrays, lists), to tell afterwards if one was changed."""
     snaps = []
     for i, arg in enumerate(args):
         if isinstance(arg, np.ndarray):
@@ -206,6 +207,8 @@ _PLAIN = (int, float, bool, np.bool_, np.int64, np.float64)
 
 def _aliases(result: Any, args: tuple, depth: int = 0) -> bool:
     if depth > 2 or type(result) in _PLAIN:
+        return False
+    if type(result) is tuple and all(type(r) in _PLAIN for r in result):
         return False
     if isinstance(result, (tuple, list)) and not any(result is a for a in args):
         return any(_aliases(r, args, depth + 1) for r in result[:16])

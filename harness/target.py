@@ -97,19 +97,26 @@ def _is_float(v: Any) -> bool:
     return type(v) in (float, np.float64)
 
 
-def _fits(kind: str, v: Any) -> bool:
+@functools.lru_cache(maxsize=64)
+def _checker(kind: str):
+    """A predicate for one return kind of ``course.toml`` (parsed once per kind)."""
     if kind == "bool":
-        return _is_bool(v)
+        return _is_bool
     if kind == "int":
-        return _is_int(v)
+        return _is_int
     if kind == "float":
-        return _is_float(v)
+        return _is_float
     if kind == "float64[]":
-        return type(v) is np.ndarray and v.dtype == np.float64 and v.ndim == 1
+        return lambda v: type(v) is np.ndarray and v.dtype == np.float64 and v.ndim == 1
     if kind.startswith("tuple["):
-        parts = kind[6:-1].split(",")
-        return type(v) is tuple and len(v) == len(parts) and all(_fits(k, x) for k, x in zip(parts, v))
-    return True  # "any": handles and other values the contract does not type
+        parts = tuple(_checker(k) for k in kind[6:-1].split(","))
+        return lambda v: (type(v) is tuple and len(v) == len(parts)
+                          and all(check(x) for check, x in zip(parts, v)))
+    return lambda v: True  # "any": values the contract does not type
+
+
+def _fits(kind: str, v: Any) -> bool:
+    return _checker(kind)(v)
 
 
 def rebuild(remote: RemoteError) -> BaseException:

@@ -417,6 +417,7 @@ def chi_square_inputs() -> tuple[list[float], list[float]]:
 def chi_square_calls(seed: int, draws: int) -> tuple[tuple, ...]:
     """The seeded draws ``(p, q, x, u_accept, u_resample)``: the same for every target, so cached."""
     p, q = chi_square_inputs()
+    p, q = tuple(p), tuple(q)  # immutable array-likes: nothing to copy or re-check per call
     source = HarnessPCG32(seed, 54)
     draft = harness_sampler(q)
     calls = []

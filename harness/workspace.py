@@ -1,0 +1,215 @@
+"""Student workspaces: finding one, reading its files statically, and preparing what a worker runs.
+
+Nothing here executes student code: syntax, stubs, missing functions and signatures are read
+with ``ast``. The worker runs a *copy* of the workspace's ``tinyllm`` package (with the reference
+substituted for dependencies under ``--ref-deps``), so no bytecode or stray file lands in it.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.course import REFERENCE_DIR, REFERENCE_PYTHON, STUDENT_DIR, Course, Module
+from harness.errors import HarnessError
+
+MAX_FILE_BYTES = 1 << 20  # a module a student writes is far smaller; anything bigger is a mistake
+
+
+@dataclass(frozen=True)
+class Workspace:
+    root: Path
+
+    @property
+    def python(self) -> Path:
+        return self.root / "python"
+
+    def file(self, module: Module) -> Path:
+        return self.python / module.file
+
+    def relative(self, module: Module) -> str:
+        return f"python/{module.file}"
+
+
+def resolve_workspace(arg: str | None, cwd: Path | None = None) -> Workspace:
+    """``--workspace DIR``; else the current directory if it holds ``python/tinyllm``; else ``student/``."""
+    if arg is None:
+        cwd = cwd or Path.cwd()
+        root = cwd if (cwd / "python" / "tinyllm").is_dir() else STUDENT_DIR
+    else:
+        root = Path(arg).expanduser()
+        if not root.exists():
+            raise HarnessError(f"workspace {arg} does not exist", "check the path given to --workspace")
+        if not root.is_dir():
+            raise HarnessError(f"workspace {arg} is not a directory", "give the folder that holds python/")
+    if not (root / "python" / "tinyllm").is_dir():
+        raise HarnessError(f"{root} is not a workspace: it has no python/tinyllm",
+                           f"run `ol start MODULE --workspace {root}` to create one")
+    return Workspace(root.resolve())
+
+
+def read_source(path: Path, shown: str) -> str:
+    """The text of a student's file, or a one-line HarnessError saying why it cannot be read."""
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise HarnessError(f"{shown} is larger than {MAX_FILE_BYTES // 1024} KiB",
+                               "a module is a few hundred lines; check the file")
+        return path.read_text(encoding="utf-8")
+    except HarnessError:
+        raise
+    except UnicodeDecodeError:
+        raise HarnessError(f"cannot read {shown}: it is not UTF-8 text", "save it as UTF-8") from None
+    except OSError as exc:
+        raise HarnessError(f"cannot read {shown}: {exc.strerror or exc}",
+                           "check that the file exists and is readable") from None
+
+
+def parse(source: str, shown: str) -> ast.Module:
+    try:
+        return ast.parse(source, filename=shown)
+    except SyntaxError as exc:
+        raise HarnessError(f"syntax error in {shown}, line {exc.lineno}: {exc.msg}",
+                           "fix it, then run ol check again") from None
+    except ValueError as exc:  # e.g. null bytes
+        raise HarnessError(f"cannot parse {shown}: {exc}", "fix the file") from None
+
+
+def _is_stub_body(body: list[ast.stmt]) -> bool:
+    stmts = [s for s in body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    if len(stmts) != 1 or not isinstance(stmts[0], ast.Raise) or stmts[0].exc is None:
+        return False
+    exc = stmts[0].exc
+    name = exc.func if isinstance(exc, ast.Call) else exc
+    return isinstance(name, ast.Name) and name.id == "NotImplementedError"
+
+
+def _definitions(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.ClassDef]:
+    return {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+
+
+def _functions_of(node: ast.AST) -> list[ast.FunctionDef]:
+    if isinstance(node, ast.ClassDef):
+        return [n for n in node.body if isinstance(n, ast.FunctionDef)]
+    return [node]  # type: ignore[list-item]
+
+
+def module_state(ws: Workspace, module: Module) -> str:
+    """``missing``, ``stub`` (every contract function still raises NotImplementedError), or ``written``."""
+    path = ws.file(module)
+    if not path.is_file():
+        return "missing"
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (SyntaxError, ValueError, OSError, UnicodeDecodeError):
+        return "written"  # broken, but not a stub: its own check will say what is wrong
+    defs = _definitions(tree)
+    for name in module.functions:
+        node = defs.get(name)
+        if node is None:
+            continue
+        if not all(_is_stub_body(f.body) for f in _functions_of(node)):
+            return "written"
+    return "stub"
+
+
+def check_dependencies(ws: Workspace, module: Module, course: Course, ref_deps: bool) -> None:
+    """Stop with ``M07.6 needs M07.1`` when a module it needs is missing or a stub."""
+    if ref_deps:
+        return
+    for dep_id in course.dependency_order(_all_needs(module, course)):
+        dep = course.module(dep_id)
+        state = module_state(ws, dep)
+        if state != "written":
+            raise HarnessError(
+                f"{module.id} needs {dep.id}",
+                f"{ws.relative(dep)} is {'missing' if state == 'missing' else 'still a stub'}: "
+                f"pass `ol check {dep.id}` first, or run with --ref-deps to use the reference {dep.id}")
+
+
+def _all_needs(module: Module, course: Course) -> tuple[str, ...]:
+    seen: list[str] = []
+
+    def visit(m: Module) -> None:
+        for dep in m.needs:
+            if dep not in seen:
+                seen.append(dep)
+                visit(course.module(dep))
+
+    visit(module)
+    return tuple(seen)
+
+
+def contract_signatures(module: Module) -> dict[str, list[str]]:
+    """Parameter names of every contract function (methods as ``Class.method``), from the ``.pyi``."""
+    tree = ast.parse((REFERENCE_DIR / module.contract).read_text(encoding="utf-8"))
+    return _signatures(tree)
+
+
+def _signatures(tree: ast.Module) -> dict[str, list[str]]:
+    sigs = {}
+    for name, node in _definitions(tree).items():
+        if isinstance(node, ast.ClassDef):
+            for f in _functions_of(node):
+                if not f.name.startswith("_") or f.name == "__init__":
+                    sigs[f"{name}.{f.name}"] = [a.arg for a in f.args.posonlyargs + f.args.args]
+        else:
+            sigs[name] = [a.arg for a in node.args.posonlyargs + node.args.args]
+    return sigs
+
+
+def check_module_file(ws: Workspace, module: Module) -> str:
+    """The module's source if it exists, parses, and defines every contract function with the
+    contract's parameters; otherwise a one-line HarnessError."""
+    shown = ws.relative(module)
+    path = ws.file(module)
+    if not path.exists():
+        raise HarnessError(f"{shown} does not exist in {ws.root}",
+                           f"run `ol start {module.id}` to write the stubs")
+    source = read_source(path, shown)
+    tree = parse(source, shown)
+    defs = _definitions(tree)
+    for name in module.functions:
+        if name not in defs:
+            raise HarnessError(f"{shown} has no {name}",
+                               f"the contract needs it; `ol start {module.id}` writes a stub to fill in")
+    mine = _signatures(tree)
+    for name, params in contract_signatures(module).items():
+        if name.split(".")[0] in module.functions and name in mine and mine[name] != params:
+            raise HarnessError(
+                f"{name}({', '.join(mine[name])}) in {shown} does not match the contract "
+                f"{name}({', '.join(params)})", "use the contract's parameters, in its order")
+    return source
+
+
+def content_hash(source: str) -> str:
+    return hashlib.sha256(source.encode("utf-8")).hexdigest()
+
+
+def prepare_overlay(ws: Workspace, module: Module, course: Course, ref_deps: bool) -> Path:
+    """A temporary copy of the workspace's ``tinyllm`` package for the worker to import.
+
+    Under ``--ref-deps`` the reference files replace the modules ``module`` needs. Returns the
+    directory to put on the worker's ``sys.path``; the caller removes it (``shutil.rmtree``).
+    """
+    tmp = Path(tempfile.mkdtemp(prefix="ol-ws-"))
+    try:
+        dest = tmp / "python"
+        shutil.copytree(ws.python / "tinyllm", dest / "tinyllm",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"), symlinks=False)
+        for init in ("tinyllm/__init__.py", "tinyllm/prob/__init__.py"):
+            if not (dest / init).exists():
+                (dest / init).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(REFERENCE_PYTHON / init, dest / init)
+        if ref_deps:
+            for dep_id in _all_needs(module, course):
+                dep = course.module(dep_id)
+                shutil.copyfile(REFERENCE_PYTHON / dep.file, dest / dep.file)
+        return dest
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise HarnessError(f"cannot copy the workspace {ws.root}: {exc}",
+                           "check its files are readable") from None
