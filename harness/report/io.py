@@ -1,0 +1,86 @@
+"""The one place that owns report paths, temp files and atomic renames.
+
+Reporters only build strings; whatever writes a report to disk goes through ``write_atomic``,
+so an interrupted run leaves either the old file or the new one, never half of either.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+from harness.course import REPORTS_DIR
+from harness.errors import HarnessError
+
+HINT = "choose a writable path"
+NEW_FILE_MODE = 0o644  # mkstemp creates 0600; a report is meant to be read by others
+
+
+def default_reports_dir() -> Path:
+    """``<repo>/reports``: where generated output goes unless a path is given."""
+    return REPORTS_DIR
+
+
+def write_atomic(path: Path | str, data: str | bytes) -> Path:
+    """Write ``data`` to ``path`` through a temp file in the same directory and ``os.replace``.
+
+    Text is written as UTF-8, byte for byte (no newline translation). Missing parent directories
+    are created. The temp file is fsynced before the rename, so after a crash the path holds the
+    old content or the new, and the temp file is removed on any failure. An unwritable or invalid
+    path raises ``HarnessError``.
+    """
+    target = Path(path)
+    payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        mode = target.stat().st_mode & 0o777 if target.is_file() else NEW_FILE_MODE
+        _replace_with(target, payload, mode)
+    except (OSError, ValueError) as exc:  # ValueError: an embedded NUL in the path
+        raise HarnessError(f"cannot write {path}: {_reason(exc)}", HINT) from exc
+    _sync_directory(target.parent)
+    return target
+
+
+def write_report(path: Path | str, text: str | bytes, base: Path | None = None) -> Path:
+    """``write_atomic`` with a relative ``path`` taken under ``base`` (default: ``reports/``)."""
+    p = Path(path)
+    if not p.is_absolute():
+        p = (base if base is not None else default_reports_dir()) / p
+    return write_atomic(p, text)
+
+
+def _replace_with(target: Path, payload: bytes, mode: int) -> None:
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fchmod(fh.fileno(), mode)
+            os.fsync(fh.fileno())
+        os.replace(tmp_name, target)
+    except BaseException:
+        # Whatever stopped us (an error, a KeyboardInterrupt), leave no temp file behind.
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        raise
+
+
+def _sync_directory(directory: Path) -> None:
+    """Make the rename itself durable; best effort (not every platform opens directories)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower() if exc.strerror[:1].isupper() else exc.strerror
+    return str(exc)

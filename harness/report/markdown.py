@@ -1,0 +1,56 @@
+"""A Markdown summary of one run, fit for a CI step summary (``$GITHUB_STEP_SUMMARY``)."""
+
+from __future__ import annotations
+
+import re
+
+from harness.model import RunResult, TestResult
+from harness.report.common import MARKERS, md_cell, milliseconds, pitfall_line, summary_line
+
+
+def to_markdown(result: RunResult) -> str:
+    """A heading with the verdict, a table of tests, then each failure in ``<details>``."""
+    verdict = "PASS" if result.verdict == "pass" else "FAIL"
+    lines = [
+        f"### {result.module} against `{_code(result.target)}`: {verdict}",
+        "",
+        summary_line(result),
+        "",
+        "| test | kind | result | time | pitfall |",
+        "| --- | --- | --- | ---: | --- |",
+    ]
+    for t in result.tests:
+        pitfall = str(t.pitfall) if t.pitfall is not None and not t.ok else ""
+        lines.append(f"| `{_code(t.name)}` | {t.kind.value} | {MARKERS[t.outcome]} | "
+                     f"{milliseconds(t.duration_s)} | {pitfall} |")
+    for t in result.failures():
+        lines += ["", *_details(t)]
+    if result.notes:
+        lines += ["", *(f"> note: {md_cell(n)}" for n in result.notes)]
+    return "\n".join(lines) + "\n"
+
+
+def _details(test: TestResult) -> list[str]:
+    message = test.message.rstrip() or f"{test.outcome.value} (no message was recorded)"
+    fence = "`" * max(3, _longest_backtick_run(message) + 1)
+    out = [
+        "<details>",
+        f"<summary>{MARKERS[test.outcome]} {md_cell(test.name)} ({test.kind.value})</summary>",
+        "",  # GitHub renders Markdown inside <details> only after a blank line
+        f"{fence}text",
+        message,
+        fence,
+    ]
+    line = pitfall_line(test)
+    if line:
+        out += ["", md_cell(line)]
+    return out + ["", "</details>"]
+
+
+def _longest_backtick_run(text: str) -> int:
+    return max((len(m) for m in re.findall(r"`+", text)), default=0)
+
+
+def _code(text: str) -> str:
+    """Text inside a one-line code span in a table: no backticks, no pipes, no newlines."""
+    return " ".join(text.split()).replace("`", "'").replace("|", "/")

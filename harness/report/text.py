@@ -1,0 +1,106 @@
+"""Plain-text reports: ``ol check`` (one run) and ``ol tests`` (the catalog)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from harness.course import Module
+from harness.errors import HarnessError
+from harness.model import CaseInfo, RunResult
+from harness.report.common import failure_text, md_cell, milliseconds, summary_line
+
+# What each rung of the course asks of the student; the chapter names the rung of every module.
+RUNGS = {
+    "R0": "the student writes no tests here",
+}
+CATALOG_FORMATS = ("text", "json", "markdown")
+CATALOG_COLUMNS = ("test", "kind", "checks", "why it matters", "pitfall")
+
+
+def format_run(result: RunResult) -> str:
+    """One line per test, a block per failure, notes, then the summary line."""
+    lines = [f"{result.module} against {result.target} ({result.workspace})", ""]
+    width = max((len(t.name) for t in result.tests), default=0)
+    for t in result.tests:
+        lines.append(f"  {t.name:<{width}}  {t.kind.value:<11}  {t.outcome.value:<7}  "
+                     f"{milliseconds(t.duration_s):>10}")
+    for t in result.failures():
+        lines += ["", f"{t.outcome.value.upper()}: {t.name} ({t.kind.value})"]
+        lines += [f"    {line}".rstrip() for line in failure_text(t).splitlines()]
+    if result.notes:
+        lines.append("")
+        lines += [f"note: {note}" for note in result.notes]
+    lines += ["", summary_line(result)]
+    return "\n".join(lines) + "\n"
+
+
+def rung_line(module: Module) -> str:
+    """``rung R0: the student writes no tests here``."""
+    what = RUNGS.get(module.rung)
+    return f"rung {module.rung}: {what}" if what else f"rung {module.rung}"
+
+
+def format_catalog(module: Module, cases: Iterable[Any], fmt: str = "text") -> str:
+    """The catalog table of ``module`` for ``ol tests``, in ``fmt`` (text, json or markdown).
+
+    ``cases`` is what ``harness.catalog.collect`` returns ((CaseInfo, fn) pairs) or plain
+    ``CaseInfo``s; only the metadata is read.
+    """
+    infos = [c if isinstance(c, CaseInfo) else c[0] for c in cases]
+    if fmt == "text":
+        return _catalog_text(module, infos)
+    if fmt == "json":
+        return _catalog_json(module, infos)
+    if fmt == "markdown":
+        return _catalog_markdown(module, infos)
+    known = ", ".join(CATALOG_FORMATS)
+    raise HarnessError(f"unknown catalog format '{fmt}'", f"use one of: {known}")
+
+
+def _row(info: CaseInfo) -> tuple[str, ...]:
+    pitfalls = ", ".join(str(p) for p in info.pitfalls) or "-"
+    return (info.name, info.kind.value, info.checks, info.why, pitfalls)
+
+
+def _catalog_text(module: Module, infos: list[CaseInfo]) -> str:
+    rows = [CATALOG_COLUMNS] + [_row(i) for i in infos]
+    widths = [max(len(r[c]) for r in rows) for c in range(len(CATALOG_COLUMNS))]
+    table = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
+    table.insert(1, "  ".join("-" * w for w in widths))
+    head = f"{module.id} {module.title}: {len(infos)} tests"
+    return "\n".join([head, rung_line(module), "", *table, *_pitfall_legend(module, infos)]) + "\n"
+
+
+def _pitfall_legend(module: Module, infos: list[CaseInfo]) -> list[str]:
+    used = sorted({p for i in infos for p in i.pitfalls})
+    if not used:
+        return []
+    return ["", "pitfalls:"] + [f"  {p}. {module.pitfall_text(p)}" for p in used]
+
+
+def _catalog_json(module: Module, infos: list[CaseInfo]) -> str:
+    used = sorted({p for i in infos for p in i.pitfalls})
+    doc = {
+        "module": module.id,
+        "title": module.title,
+        "rung": module.rung,
+        "rung_text": RUNGS.get(module.rung, ""),
+        "tests": [i.to_json() for i in infos],
+        "pitfalls": {str(p): module.pitfall_text(p) for p in used},
+    }
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def _catalog_markdown(module: Module, infos: list[CaseInfo]) -> str:
+    lines = [f"## {module.id} {module.title}", "", rung_line(module), "",
+             "| " + " | ".join(CATALOG_COLUMNS) + " |", "|" + " --- |" * len(CATALOG_COLUMNS)]
+    for info in infos:
+        name, kind, checks, why, pitfalls = _row(info)
+        lines.append(f"| `{name}` | {kind} | {md_cell(checks)} | {md_cell(why)} | {pitfalls} |")
+    used = sorted({p for i in infos for p in i.pitfalls})
+    if used:
+        lines += ["", "Pitfalls:", ""]
+        lines += [f"- pitfall {p}: {md_cell(module.pitfall_text(p))}" for p in used]
+    return "\n".join(lines) + "\n"
