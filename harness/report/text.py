@@ -8,7 +8,7 @@ from typing import Any
 
 from harness.course import Module
 from harness.errors import HarnessError
-from harness.model import CaseInfo, RunResult
+from harness.model import CaseInfo, RunResult, TestResult
 from harness.report.common import failure_text, md_cell, milliseconds, summary_line
 
 # What each rung of the course asks of the student; the chapter names the rung of every module.
@@ -19,13 +19,15 @@ CATALOG_FORMATS = ("text", "json", "markdown")
 CATALOG_COLUMNS = ("test", "kind", "checks", "why it matters", "pitfall")
 
 
-def format_run(result: RunResult) -> str:
-    """One line per test, a block per failure, notes, then the summary line."""
-    lines = [f"{result.module} against {result.target} ({result.workspace})", ""]
-    width = max((len(t.name) for t in result.tests), default=0)
-    for t in result.tests:
-        lines.append(f"  {t.name:<{width}}  {t.kind.value:<11}  {t.outcome.value:<7}  "
-                     f"{milliseconds(t.duration_s):>10}")
+def test_line(test: TestResult, width: int) -> str:
+    """``  name  kind  outcome  time``: one line, printed as each test finishes."""
+    return (f"  {test.name:<{width}}  {test.kind.value:<11}  {test.outcome.value:<7}  "
+            f"{milliseconds(test.duration_s):>10}")
+
+
+def failures_and_summary(result: RunResult) -> str:
+    """A block per failure, the notes, then the summary line (what follows the test lines)."""
+    lines: list[str] = []
     for t in result.failures():
         lines += ["", f"{t.outcome.value.upper()}: {t.name} ({t.kind.value})"]
         lines += [f"    {line}".rstrip() for line in failure_text(t).splitlines()]
@@ -34,6 +36,14 @@ def format_run(result: RunResult) -> str:
         lines += [f"note: {note}" for note in result.notes]
     lines += ["", summary_line(result)]
     return "\n".join(lines) + "\n"
+
+
+def format_run(result: RunResult) -> str:
+    """One line per test, a block per failure, notes, then the summary line."""
+    lines = [f"{result.module} against {result.target} ({result.workspace})", ""]
+    width = max((len(t.name) for t in result.tests), default=0)
+    lines += [test_line(t, width) for t in result.tests]
+    return "\n".join(lines) + "\n" + failures_and_summary(result)
 
 
 def rung_line(module: Module) -> str:

@@ -1,0 +1,158 @@
+"""The ``ol`` command: parse arguments, call one engine function per command, report, exit.
+
+Exit codes: 0 verdict pass, 1 verdict fail, 2 usage or setup error, 3 internal error. Only
+``main`` turns a ``HarnessError`` into its one line; an unforeseen error prints one line and
+leaves its traceback in a log file it names.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import sys
+import tempfile
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness import __version__
+from harness.errors import HarnessError
+
+EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+class UsageError(HarnessError):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and exit code 2 (no usage dump)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(message, f"see `{self.prog} --help`")
+
+
+class _Once(argparse.Action):
+    """An option that may be given once; the same option twice with different values is an error."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        seen = getattr(namespace, f"_seen_{self.dest}", False)
+        if seen and getattr(namespace, self.dest) != values:
+            raise UsageError(f"{option_string} given twice ({getattr(namespace, self.dest)} and {values})",
+                             "give it once")
+        setattr(namespace, f"_seen_{self.dest}", True)
+        setattr(namespace, self.dest, values)
+
+
+def _workspace_arg(p: argparse.ArgumentParser, help_text: str | None = None) -> None:
+    p.add_argument("--workspace", metavar="DIR", action=_Once,
+                   help=help_text or "the student workspace (default: the current directory if it "
+                   "holds python/tinyllm, else the bundled student/)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="ol", description="A statistical test harness and mutation lab for the "
+                     "tinyllm course modules (M06.3, M07.1, M07.6).")
+    parser.add_argument("--version", action="version", version=f"ol {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    p = sub.add_parser("tests", help="the test catalog of a module (what it checks and why)")
+    p.add_argument("module")
+    p.add_argument("--format", choices=("text", "json", "markdown"), default="text", action=_Once)
+    p.add_argument("--mine", metavar="PATH", action=_Once,
+                   help="grade your own tests against correct and buggy implementations (rung R1)")
+    _workspace_arg(p)
+
+    p = sub.add_parser("start", help="write the stubs of a module into your workspace")
+    p.add_argument("module")
+    _workspace_arg(p, "where to write (default: the current directory)")
+    p.add_argument("--force", action="store_true",
+                   help="replace an edited file with the stub (a timestamped backup is kept)")
+
+    p = sub.add_parser("check", help="run a module's catalog against your workspace")
+    p.add_argument("module")
+    _workspace_arg(p)
+    p.add_argument("--ref-deps", action="store_true",
+                   help="use the reference for the modules this one needs")
+    p.add_argument("--target", default=None, action=_Once,
+                   help="student (default), reference, or a mutant id such as s07")
+    p.add_argument("-k", dest="pattern", metavar="PATTERN", action=_Once,
+                   help="only tests whose name contains PATTERN")
+    for flag in ("json", "junit", "gradescope"):
+        p.add_argument(f"--{flag}", metavar="FILE", action=_Once, help=f"also write a {flag} report")
+    p.add_argument("--timeout", type=float, metavar="S", action=_Once,
+                   help="wall-clock limit per call in the worker (default 10)")
+    p.add_argument("--memory-mb", type=int, metavar="MB", action=_Once,
+                   help="memory limit of the worker (default 4096)")
+
+    p = sub.add_parser("diff", help="your module against the reference, once it passes")
+    p.add_argument("module")
+    _workspace_arg(p)
+
+    p = sub.add_parser("lab", help="every hand-written mutant against the catalog: the kill matrix")
+    p.add_argument("module")
+    p.add_argument("--jobs", type=int, metavar="N", action=_Once, help="processes (default: all cores)")
+    p.add_argument("--out", metavar="DIR", action=_Once, help="report folder (default: reports/)")
+
+    p = sub.add_parser("audit", help="mutmut mutants and the power of the sampled tests")
+    p.add_argument("module")
+    p.add_argument("--mutmut", action="store_true")
+    p.add_argument("--power", action="store_true")
+    p.add_argument("--seeds", type=int, metavar="N", action=_Once)
+    p.add_argument("--out", metavar="DIR", action=_Once)
+
+    p = sub.add_parser("gate", help="check every module of a milestone (CI)")
+    p.add_argument("milestone")
+    _workspace_arg(p)
+    p.add_argument("--ref-deps", action="store_true")
+    p.add_argument("--junit", metavar="FILE", action=_Once)
+    p.add_argument("--json", metavar="FILE", action=_Once)
+
+    p = sub.add_parser("grade", help="check every workspace in a folder (a gradebook)")
+    p.add_argument("module")
+    p.add_argument("submissions")
+    p.add_argument("--jobs", type=int, action=_Once)
+    p.add_argument("--executor", choices=("local", "dask"), default="local", action=_Once)
+    p.add_argument("--scheduler", metavar="ADDRESS", action=_Once)
+    p.add_argument("--out", metavar="DIR", action=_Once)
+    p.add_argument("--ref-deps", action="store_true")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return EXIT_USAGE
+        from harness import commands
+
+        return getattr(commands, f"cmd_{args.command}")(args)
+    except HarnessError as exc:
+        print(exc.line(), file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("ol: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_FAIL
+    except Exception as exc:  # the one place an unforeseen error is caught
+        log = _write_crash_log()
+        print(f"ol: internal error: {type(exc).__name__}: {exc} (the traceback is in {log})",
+              file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _write_crash_log() -> Path:
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    fd, name = tempfile.mkstemp(prefix=f"ol-crash-{stamp}-", suffix=".log")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(f"ol {__version__} {' '.join(sys.argv)}\n")
+        traceback.print_exc(file=fh)
+    return Path(name)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,215 @@
+"""One function per ``ol`` command: validate, call the engine, report. ``cli`` dispatches here."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import sys
+from pathlib import Path
+
+from harness.catalog import collect
+from harness.course import REFERENCE_PYTHON, STUDENT_DIR, load_course
+from harness.errors import HarnessError
+from harness.model import RunResult, TestResult
+
+EXIT_PASS, EXIT_FAIL = 0, 1
+
+
+def _out(text: str = "") -> None:
+    print(text, flush=True)
+
+
+def _not_built(what: str) -> int:
+    raise HarnessError(f"{what} is not built yet", "see the open issues of the ol project")
+
+
+# -- ol tests ----------------------------------------------------------------------------------------
+
+def cmd_tests(args: argparse.Namespace) -> int:
+    from harness.report.text import format_catalog
+
+    module = load_course().module(args.module)
+    if args.mine:
+        from harness.mine import run_mine_command
+
+        return run_mine_command(module, args)
+    if args.workspace:
+        raise HarnessError("--workspace goes with --mine", "ol tests MODULE --mine PATH --workspace DIR")
+    sys.stdout.write(format_catalog(module, collect(module), args.format))
+    return EXIT_PASS
+
+
+# -- ol start ----------------------------------------------------------------------------------------
+
+def cmd_start(args: argparse.Namespace) -> int:
+    from harness.start import start
+
+    module = load_course().module(args.module)
+    root = Path(args.workspace).expanduser() if args.workspace else Path.cwd()
+    actions = start(module, root, force=args.force)
+    _out(f"ol start {module.id}: workspace {root.resolve()}")
+    kept = False
+    for a in actions:
+        rel = a.path.relative_to(root) if a.path.is_relative_to(root) else a.path
+        if a.action == "kept":
+            kept = True
+            _out(f"  kept      {rel}: it differs from the stub (your edits); --force replaces it")
+        elif a.action == "replaced":
+            _out(f"  replaced  {rel} (your version is in {a.backup.name})")
+        else:
+            _out(f"  {a.action:<9} {rel}")
+    _out(f"next: `ol tests {module.id}` to read the catalog, then `ol check {module.id}`"
+         + ("" if not kept else " (your edited files were left as they are)"))
+    return EXIT_PASS
+
+
+# -- ol check ----------------------------------------------------------------------------------------
+
+def _limits(args: argparse.Namespace):
+    from harness.isolation import Limits
+
+    fields = {}
+    if args.timeout is not None:
+        if not args.timeout > 0:
+            raise HarnessError(f"--timeout must be positive, got {args.timeout}", "e.g. --timeout 10")
+        fields["call_timeout_s"] = args.timeout
+    if args.memory_mb is not None:
+        if args.memory_mb < 256:
+            raise HarnessError(f"--memory-mb must be at least 256, got {args.memory_mb}",
+                               "numpy alone needs about 100 MB")
+        fields["memory_mb"] = args.memory_mb
+    return Limits(**fields)
+
+
+def _check_report_paths(paths: list[str | None]) -> None:
+    """Fail before the run, not after it, when a report cannot be written."""
+    for p in paths:
+        if p is None:
+            continue
+        path = Path(p)
+        parent = path.parent if str(path.parent) else Path(".")
+        if path.is_dir():
+            raise HarnessError(f"cannot write {p}: it is a directory", "give a file name")
+        if parent.exists() and not parent.is_dir():
+            raise HarnessError(f"cannot write {p}: {parent} is not a directory", "choose a writable path")
+        probe = parent
+        while not probe.exists():
+            probe = probe.parent
+        import os
+
+        if not os.access(probe, os.W_OK):
+            raise HarnessError(f"cannot write {p}: {probe} is not writable", "choose a writable path")
+
+
+def _line_printer(module) -> callable:
+    from harness.report.text import test_line
+
+    width = max(len(info.name) for info, _ in collect(module))
+    return lambda t: _out(test_line(t, width))
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from harness.check import CheckRequest, has_passed, record_pass, run_check
+    from harness.report.text import failures_and_summary
+    from harness.workspace import check_module_file, resolve_workspace
+
+    course = load_course()
+    module = course.module(args.module)
+    target = args.target or "student"
+    if target != "student":
+        if args.workspace or args.ref_deps:
+            raise HarnessError(f"--workspace and --ref-deps only apply to --target student, not {target}",
+                               "drop one of them")
+        if target != "reference":
+            from harness.mutants import find_mutant
+
+            find_mutant(module.id, target)
+    _check_report_paths([args.json, args.junit, args.gradescope])
+    ws = resolve_workspace(args.workspace) if target == "student" else None
+    limits = _limits(args) if target == "student" else None
+    if ws is not None:
+        bundled = " (the bundled student workspace)" if ws.root == STUDENT_DIR.resolve() else ""
+        _out(f"ol check {module.id}: workspace {ws.root}{bundled}"
+             + (" with the reference dependencies" if args.ref_deps else ""))
+    else:
+        _out(f"ol check {module.id}: target {target}")
+    request = CheckRequest(module.id, args.workspace, target, args.ref_deps, args.pattern, limits)
+    result = run_check(request, ws, _line_printer(module))
+    sys.stdout.write(failures_and_summary(result))
+    _write_check_reports(args, result)
+    if ws is not None and result.verdict == "pass" and not args.pattern:
+        source = check_module_file(ws, module)
+        if not has_passed(ws, module, source):
+            record_pass(ws, module, source)
+    return EXIT_PASS if result.verdict == "pass" else EXIT_FAIL
+
+
+def _write_check_reports(args: argparse.Namespace, result: RunResult) -> None:
+    from harness.report.gradescope import to_gradescope
+    from harness.report.io import write_atomic
+    from harness.report.json_report import to_json_text
+    from harness.report.junit import to_junit
+
+    for path, render in ((args.json, to_json_text), (args.junit, lambda r: to_junit([r])),
+                         (args.gradescope, to_gradescope)):
+        if path:
+            write_atomic(Path(path), render(result))
+            _out(f"wrote {path}")
+
+
+# -- ol diff -----------------------------------------------------------------------------------------
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from harness.check import has_passed
+    from harness.workspace import check_module_file, resolve_workspace
+
+    module = load_course().module(args.module)
+    ws = resolve_workspace(args.workspace)
+    source = check_module_file(ws, module)
+    if not has_passed(ws, module, source):
+        raise HarnessError(f"{ws.relative(module)} has not passed `ol check {module.id}` as it is now",
+                           f"pass `ol check {module.id}` first; the diff is the reward")
+    reference = (REFERENCE_PYTHON / module.file).read_text(encoding="utf-8")
+    diff = difflib.unified_diff(reference.splitlines(keepends=True), source.splitlines(keepends=True),
+                                f"reference/{module.file}", f"yours/{module.file}")
+    text = "".join(diff)
+    sys.stdout.write(text if text else "your file is identical to the reference\n")
+    return EXIT_PASS
+
+
+# -- ol lab ------------------------------------------------------------------------------------------
+
+def cmd_lab(args: argparse.Namespace) -> int:
+    from harness.lab import progress_printer, run_lab
+    from harness.report.lab import lab_summary, write_lab_reports
+
+    module = load_course().module(args.module)
+    if args.jobs is not None and args.jobs < 1:
+        raise HarnessError(f"--jobs must be at least 1, got {args.jobs}", "e.g. --jobs 2")
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        _check_report_paths([str(out / "probe")])
+    _out(f"ol lab {module.id}: the catalog against the reference and every mutant")
+    result = run_lab(module.id, args.jobs, progress_printer())
+    paths = write_lab_reports(result, out)
+    sys.stdout.write(lab_summary(result))
+    for p in paths:
+        _out(f"wrote {p}")
+    return EXIT_PASS if result.verdict == "pass" else EXIT_FAIL
+
+
+# -- not built yet -----------------------------------------------------------------------------------
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    load_course().module(args.module)
+    return _not_built("ol audit")
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    load_course().milestone(args.milestone)
+    return _not_built("ol gate")
+
+
+def cmd_grade(args: argparse.Namespace) -> int:
+    load_course().module(args.module)
+    return _not_built("ol grade")
