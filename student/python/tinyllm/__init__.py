@@ -1,0 +1,1 @@
+"""tinyllm: the course's small LLM inference engine (reference workspace)."""

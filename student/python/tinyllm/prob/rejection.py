@@ -1,0 +1,102 @@
+"""M07.6 contract: rejection sampling, the acceptance test and the residual distribution.
+
+Rules shared by every function taking ``p`` and ``q``:
+    - ValueError if ``p`` or ``q`` is not a distribution (see ``categorical.pyi``) or if their
+      shapes differ;
+    - no function modifies its arguments;
+    - sums are left-to-right float64 loops over ascending ids, never numpy's pairwise ``np.sum``
+      (bit parity with the Rust port L10.8; see ``spec/sampling.md``);
+    - numpy scalars are accepted wherever a Python number is.
+"""
+
+# Written by `ol start M07.6`. Replace each `raise NotImplementedError` with
+# your implementation; the rules are in the docstrings (the contract).
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from tinyllm.prob.categorical import UniformSource
+
+def rejection_accept(p_x: float, q_x: float, u: float) -> bool:
+    """Whether ``u < p_x / q_x``, strictly: probability exactly ``min(1, p_x / q_x)``.
+
+    Boundary rules:
+        - ``u == p_x / q_x`` rejects (so ``p_x == 0`` never accepts, not even at ``u == 0``);
+        - ``p_x >= q_x`` (ratio >= 1) accepts every ``u`` in [0, 1).
+
+    Raises:
+        ValueError: ``q_x <= 0`` (a draft with proposal probability 0 cannot have been drawn).
+        ValueError: ``p_x < 0``.
+        ValueError: ``u`` outside [0, 1).
+        ValueError: any argument is NaN or infinite, or not a real number.
+    """
+    raise NotImplementedError("rejection_accept is not implemented yet")
+
+def acceptance_probability(p: ArrayLike, q: ArrayLike) -> float:
+    """``alpha = sum_i min(p_i, q_i)`` as a left-to-right float64 loop; ``alpha = 1 - TV(p, q)``.
+
+    1 (up to rounding) when ``p == q``; 0 when the supports are disjoint.
+
+    Raises:
+        ValueError: ``p`` or ``q`` is not a distribution, or their shapes differ.
+    """
+    raise NotImplementedError("acceptance_probability is not implemented yet")
+
+def residual_distribution(p: ArrayLike, q: ArrayLike) -> NDArray[np.float64]:
+    """``max(0, p_i - q_i) / Z``, ``Z`` the left-to-right float64 sum of the numerators.
+
+    ``Z == 1 - alpha`` up to rounding. When ``Z == 0`` (for example ``p == q``) the result is a
+    new float64 array equal to ``p``: never the caller's object, never sharing its memory. With
+    disjoint supports the residual is ``p`` (normalized by its own sum).
+
+    Raises:
+        ValueError: ``p`` or ``q`` is not a distribution, or their shapes differ.
+    """
+    raise NotImplementedError("residual_distribution is not implemented yet")
+
+def speculative_step(
+    p: ArrayLike, q: ArrayLike, x: int, u_accept: float, u_resample: float
+) -> tuple[int, bool]:
+    """Verify one draft token ``x ~ q`` against the target ``p``. Draws nothing.
+
+    If ``rejection_accept(p[x], q[x], u_accept)``: ``(x, True)``, and ``u_resample`` is not read
+    at all (not even validated). Otherwise
+    ``(sample_categorical(residual_distribution(p, q), u_resample), False)``.
+    The output id is distributed exactly as ``p`` when ``x ~ q`` and the uniforms are independent.
+
+    Raises:
+        ValueError: ``p`` or ``q`` is not a distribution, or their shapes differ.
+        ValueError: ``x`` is not an integer (a bool is not; numpy integers are) in [0, n).
+        ValueError: ``q[x] == 0``.
+        ValueError: ``u_accept`` is not in [0, 1) or not finite (as ``rejection_accept``).
+        ValueError: on rejection only, ``u_resample`` is not in [0, 1) or not finite.
+    """
+    raise NotImplementedError("speculative_step is not implemented yet")
+
+def rejection_sample(
+    p: ArrayLike, q: ArrayLike, m: float, rng: UniformSource, max_tries: int = 10000
+) -> tuple[int, int]:
+    """Von Neumann's sampler: returns ``(x, tries)``, ``x ~ p``, ``tries`` counted from 1.
+
+    Each try draws exactly two uniforms from ``rng``, the proposal first:
+    ``x = sample_categorical(q, rng.uniform())``, then ``u = rng.uniform()``; accept when
+    ``u < p_x / (m * q_x)`` (strictly). ``k`` tries consume ``2k`` uniforms. The number of tries
+    is geometric with mean ``m``.
+
+    Boundary rules:
+        - ``p_i == m * q_i`` satisfies the envelope;
+        - ``m == 1`` is allowed (the envelope then demands ``p_i <= q_i`` for every ``i``).
+
+    Raises:
+        ValueError: ``p`` or ``q`` is not a distribution, or their shapes differ.
+        ValueError: ``m < 1``, or ``m`` is NaN or infinite.
+        ValueError: ``p_i > m * q_i`` for some ``i`` (the envelope fails; this includes
+            ``q_i == 0 < p_i``).
+        ValueError: ``max_tries < 1`` (or not an integer).
+        RuntimeError: no try accepts within ``max_tries`` tries (after ``2 * max_tries`` draws).
+
+    The argument checks happen before the first draw: a ValueError consumes no uniform.
+    """
+    raise NotImplementedError("rejection_sample is not implemented yet")
