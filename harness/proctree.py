@@ -1,0 +1,152 @@
+"""The process tree of an isolated worker: find it, stop it, kill it, reap it (Linux ``/proc``).
+
+The worker runs in its own session and process group, and it and the parent are child
+subreapers, so every process the student's code starts is, until it is killed, either in the
+worker's session or a descendant of the worker (or, once the worker died, re-parented to us).
+Root is exempt from RLIMIT_NPROC, so this is what bounds forks. One gap remains: code that leaves
+the session (``setsid``), clears the worker's subreaper flag and double-forks escapes the search.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import time
+
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> None:
+    """Orphans of the worker's tree re-parent to us, not to init, so we can find and reap them."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def _proc_table() -> dict[int, tuple[int, int, int]]:
+    """Every process as ``pid -> (ppid, pgid, sid)``, zombies included."""
+    table = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                data = f.read()
+            fields = data[data.rindex(b")") + 2:].split()
+            table[int(name)] = (int(fields[1]), int(fields[2]), int(fields[3]))
+        except (OSError, ValueError, IndexError):
+            continue  # gone meanwhile
+    return table
+
+
+def _tree(table: dict[int, tuple[int, int, int]], root: int, seed: set[int]) -> set[int]:
+    """The worker (``root``), its session and process group, and every descendant of those."""
+    members = set(seed) | {root}
+    members.update(pid for pid, (_, pgid, sid) in table.items() if root in (pgid, sid))
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    stack = list(members)
+    while stack:
+        for child in children.get(stack.pop(), ()):
+            if child not in members:
+                members.add(child)
+                stack.append(child)
+    members.discard(os.getpid())
+    return members
+
+
+def _signal(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, sig)
+
+
+def kill_tree(root: int, include_root: bool) -> set[int]:
+    """SIGSTOP the tree until no new member appears (stopped processes cannot fork), then SIGKILL."""
+    stopped: set[int] = set()
+    for _ in range(50):
+        members = _tree(_proc_table(), root, stopped)
+        if not include_root:
+            members.discard(root)
+        new = members - stopped
+        if not new:
+            break
+        for pid in new:
+            _signal(pid, signal.SIGSTOP)
+        stopped |= new
+    for pid in stopped:
+        _signal(pid, signal.SIGKILL)
+    return stopped
+
+
+def reap(pids: set[int], deadline: float) -> None:
+    """Wait until the killed processes are dead; reap those that are (or become) our children.
+
+    A zombie whose parent is a living worker is left to the worker, which reaps between requests.
+    """
+    me, pending = os.getpid(), set(pids)
+    while pending:
+        for pid in list(pending):
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as f:
+                    data = f.read()
+                fields = data[data.rindex(b")") + 2:].split()
+                state, ppid = fields[0], int(fields[1])
+            except (OSError, ValueError, IndexError):
+                pending.discard(pid)  # gone: reaped by its parent
+                continue
+            if ppid == me:
+                with contextlib.suppress(ChildProcessError):
+                    if os.waitpid(pid, os.WNOHANG)[0] == 0:
+                        continue
+                pending.discard(pid)
+            elif state == b"Z" and ppid not in pids:
+                pending.discard(pid)
+        if pending and time.monotonic() < deadline:
+            time.sleep(0.002)
+        else:
+            return
+
+
+def _has_children(pid: int) -> bool:
+    """Whether ``pid`` has any child (cheap: one small file per thread)."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
+                if f.read().strip():
+                    return True
+        except OSError:
+            return True  # cannot tell: look properly
+    return False
+
+
+def _adopted_from(session: int, worker: int) -> bool:
+    """Whether one of our own children is an orphan of the worker's session."""
+    me = os.getpid()
+    for tid in os.listdir(f"/proc/{me}/task"):
+        try:
+            with open(f"/proc/{me}/task/{tid}/children", "rb") as f:
+                pids = [int(p) for p in f.read().split()]
+        except (OSError, ValueError):
+            continue
+        for pid in pids:
+            if pid == worker:
+                continue
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as f:
+                    data = f.read()
+                if int(data[data.rindex(b")") + 2:].split()[3]) == session:
+                    return True
+            except (OSError, ValueError, IndexError):
+                continue
+    return False
+
+
+def has_strays(worker: int) -> bool:
+    """Cheaply: whether the worker has children, or one of ours comes from its session."""
+    return _has_children(worker) or _adopted_from(worker, worker)

@@ -1,0 +1,315 @@
+"""The isolated worker: imports a student's module and answers call requests from the parent.
+
+Started only by ``harness.isolation`` as
+``python -I harness/worker.py REQUEST_FD REPLY_FD PROGRESS_FD CONFIG_JSON``.
+
+Order matters, because the student's code runs in this process:
+
+1. resource limits, dropped capabilities and ``no_new_privs``, before anything else loads;
+2. the harness functions this loop needs are captured (``harness.codec``, ``harness.sources``)
+   with only the repository root on ``sys.path``, so a student package named ``harness`` or
+   a later monkey-patch of those modules cannot replace what the loop already holds;
+3. the student's module is imported with its ``python/`` directory first on ``sys.path``,
+   and the outcome is reported (``{"op": "ready", "problem": ...}``);
+4. requests are served until the request pipe closes.
+
+Messages are length-prefixed JSON (4 bytes, big-endian) on two pipes of their own; the student's
+stdout and stderr go to a third pipe the parent drains and caps. A request arrives in frames (the
+calls, piece by piece); replies stream back in chunks (every ``CHUNK_CALLS`` calls or ``CHUNK_S``
+seconds, repeated small replies sent once), and the index of the call in progress is kept in a
+shared 16-byte page so the parent can name a call that hangs.
+Nothing here is trusted by the parent: it decodes every reply as plain data and fails closed.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import json
+import mmap
+import os
+import resource
+import struct
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Iterator
+
+CHUNK_CALLS = 256
+CHUNK_S = 0.05
+CHUNK_BYTES = 1 << 20
+_HEADER = struct.Struct(">I")
+
+# Linux prctl options and the capability ABI (linux/prctl.h, linux/capability.h).
+_PR_CAPBSET_DROP = 24
+_PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_NO_NEW_PRIVS = 38
+_CAP_VERSION_3 = 0x20080522
+
+
+def _set_limits(limits: dict) -> None:
+    """Soft = hard, so the student's code cannot raise them back."""
+    pairs = [
+        (resource.RLIMIT_AS, limits["memory_bytes"]),
+        (resource.RLIMIT_CPU, limits["cpu_s"]),
+        (resource.RLIMIT_FSIZE, limits["file_bytes"]),
+        (resource.RLIMIT_CORE, 0),
+    ]
+    if os.getuid() != 0:  # root is exempt from RLIMIT_NPROC: the parent kills strays instead
+        pairs.append((resource.RLIMIT_NPROC, limits["max_processes"]))
+    for which, value in pairs:
+        resource.setrlimit(which, (value, value))
+
+
+def _harden() -> None:
+    """Best effort: become a subreaper, drop every capability, forbid gaining privileges.
+
+    As a subreaper, processes the student's code orphans stay below this worker, where the
+    parent finds and kills them. Without capabilities a root worker cannot raise its hard
+    limits, ptrace the parent or write its memory.
+    """
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    for cap in range(64):
+        if libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            break  # EINVAL past the last capability, or EPERM without CAP_SETPCAP
+    header = (ctypes.c_uint32 * 2)(_CAP_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable for two 32-bit words
+    if hasattr(libc, "capset"):
+        libc.capset(header, data)
+    libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+
+
+def _watch_parent() -> None:
+    """Exit when the parent dies, even while a student call hangs (no PDEATHSIG: it is per thread)."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os._exit(70)
+
+    threading.Thread(target=watch, name="ol-watch-parent", daemon=True).start()
+
+
+class Channel:
+    """Length-prefixed JSON over the two protocol pipes."""
+
+    def __init__(self, request_fd: int, reply_fd: int) -> None:
+        self.request_fd, self.reply_fd = request_fd, reply_fd
+        self._read, self._write, self._loads = os.read, os.write, json.loads
+
+    def _exactly(self, n: int) -> bytes | None:
+        parts, left = [], n
+        while left:
+            data = self._read(self.request_fd, min(left, 1 << 20))
+            if not data:
+                return None
+            parts.append(data)
+            left -= len(data)
+        return b"".join(parts)
+
+    def recv(self) -> dict | None:
+        """The next request, or None when the parent closed the pipe."""
+        header = self._exactly(4)
+        if header is None:
+            return None
+        body = self._exactly(_HEADER.unpack(header)[0])
+        return None if body is None else self._loads(body)
+
+    def send_text(self, text: str) -> None:
+        data = text.encode("utf-8")
+        view = memoryview(_HEADER.pack(len(data)) + data)
+        while view:
+            view = view[self._write(self.reply_fd, view):]
+
+
+def _import(import_name: str, python_dir: str):
+    """Import the student's module: ``(module, None)`` or ``(None, problem)``."""
+    try:
+        return importlib.import_module(import_name), None
+    except SyntaxError as exc:  # also IndentationError, TabError
+        return None, {"kind": "syntax", "message": f"{type(exc).__name__}: {exc.msg}",
+                      "file": exc.filename, "line": exc.lineno}
+    except (SystemExit, KeyboardInterrupt) as exc:
+        return None, {"kind": "crash", "file": None, "line": None,
+                      "message": f"importing {import_name} raised {type(exc).__name__}"
+                                 f"({exc}); a module must not exit the interpreter"}
+    except BaseException as exc:  # noqa: BLE001 - any failure of the import is reported, not raised
+        file = line = None
+        for frame in traceback.extract_tb(exc.__traceback__):
+            if frame.filename.startswith(python_dir):
+                file, line = frame.filename, frame.lineno
+        return None, {"kind": "import", "message": f"{type(exc).__name__}: {exc}",
+                      "file": file, "line": line}
+
+
+def _reap_children() -> None:
+    """Collect children the parent killed after the previous request."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _value_key(value: dict) -> object:
+    """A hashable form of a small encoded scalar or tuple of scalars; None for anything else."""
+    tag = value.get("t")
+    if tag in ("bool", "int", "float"):
+        return (tag, value.get("cls"), value.get("v"))
+    if tag == "none":
+        return ("none",)
+    if tag == "tuple" and len(value.get("items", ())) <= 4:
+        items = tuple(_value_key(item) for item in value["items"])
+        return None if None in items else ("tuple", items)
+    return None
+
+
+def _reply_key(reply: dict) -> object:
+    """Equal keys mean equal replies; None: send this reply on its own."""
+    if reply.get("status") != "returned" or reply.get("mutated") or reply.get("aliased"):
+        return None
+    value = _value_key(reply["value"])
+    return None if value is None else (value, tuple(reply.get("draws", ())))
+
+
+class Server:
+    """Answers ``call`` requests with the harness functions captured before the student's import."""
+
+    def __init__(self, channel: Channel, progress_fd: int) -> None:
+        from harness import codec, sources
+
+        self.channel = channel
+        self.invoke, self.decode, self.encode_error = codec.invoke, codec.decode, codec.encode_error
+        self.source_from_spec, self.draw_count = sources.source_from_spec, sources.draw_count
+        self.recording = sources.RecordingSource
+        self.dumps, self.monotonic = json.JSONEncoder(separators=(",", ":")).encode, time.monotonic
+        self.progress = memoryview(mmap.mmap(progress_fd, 16)).cast("q")
+        self.module = None
+
+    def _arg(self, data: object, shared: list) -> object:
+        if type(data) is not dict:  # a plain float, int or bool, sent as a JSON number
+            return data
+        if data.get("t") == "sref":  # a source shared by every call of the request, as in-process
+            return shared[data["i"]]
+        return self.decode(data)
+
+    def _call(self, func: object, name: str, args: tuple, kwargs: dict) -> dict:
+        sources = [a for a in (*args, *kwargs.values()) if isinstance(a, self.recording)]
+        if func is None:
+            missing = AttributeError(f"module {self.module.__name__!r} has no attribute {name!r}")
+            return {"status": "raised", "error": self.encode_error(missing), "mutated": [],
+                    "draws": [0 for _ in sources]}
+        before = [self.draw_count(s) for s in sources]
+        reply = self.invoke(func, args, kwargs)
+        # Counts per call, not cumulative: the parent replays them into its own objects in order.
+        reply["draws"] = [self.draw_count(s) - b for s, b in zip(sources, before)]
+        return reply
+
+    def _send(self, rid: int, start: int, replies: list[dict]) -> None:
+        """One chunk: the distinct replies once (``table``) and, per call, its entry (``index``).
+
+        Cheap calls mostly repeat a few small answers (True, False, (2, True)), so the parent
+        decodes each once. A chunk too large is halved, so a message stays far below the cap.
+        """
+        table: list[dict] = []
+        index: list[int] = []
+        seen: dict[object, int] = {}
+        for reply in replies:
+            key = _reply_key(reply)
+            slot = seen.get(key) if key is not None else None
+            if slot is None:
+                slot = len(table)
+                table.append(reply)
+                if key is not None:
+                    seen[key] = slot
+            index.append(slot)
+        text = self.dumps(table)
+        if len(text) > CHUNK_BYTES and len(replies) > 1:
+            half = len(replies) // 2
+            self._send(rid, start, replies[:half])
+            self._send(rid, start + half, replies[half:])
+            return
+        self.channel.send_text(f'{{"op":"replies","id":{rid},"start":{start},'
+                               f'"index":{self.dumps(index)},"table":{text}}}')
+
+    def _pieces(self, request: dict, shared: list) -> Iterator[tuple[list, bool]]:
+        """The request's calls as they arrive, piece by piece, each with whether it is plain."""
+        piece = request
+        while True:
+            shared.extend(self.source_from_spec(spec) for spec in piece["sources"])
+            calls = piece["calls"]
+            yield calls, all(type(a) is not dict for encoded in calls for a in encoded)
+            piece = self.channel.recv()
+            if piece is None or piece.get("op") != "more" or piece.get("id") != request["id"]:
+                raise SystemExit(3)  # the parent never sends this: end, and it sees a crash
+
+    def handle(self, request: dict) -> None:
+        rid, name, total = request["id"], request["fn"], request["count"]
+        shared: list = []
+        pieces = self._pieces(request, shared)
+        calls, plain = next(pieces)
+        kwargs = {k: self._arg(v, shared) for k, v in request["kwargs"].items()}
+        func = getattr(self.module, name, None)
+        progress, monotonic, arg, call, invoke = (
+            self.progress, self.monotonic, self._arg, self._call, self.invoke)
+        kw_sources = any(isinstance(v, self.recording) for v in kwargs.values())
+        progress[0] = rid
+        pending: list[dict] = []
+        start, last, offset = 0, monotonic(), 0
+        for i in range(total):
+            if i - offset == len(calls):
+                offset += len(calls)
+                calls, plain = next(pieces)
+            encoded = calls[i - offset]
+            progress[1] = i
+            if plain and not kw_sources and func is not None:
+                # The common case, kept lean: this loop is the cost of a cheap call.
+                pending.append(invoke(func, tuple(encoded), kwargs))
+            else:
+                pending.append(call(func, name, tuple([arg(a, shared) for a in encoded]), kwargs))
+            now = monotonic()
+            if len(pending) >= CHUNK_CALLS or now - last >= CHUNK_S or i == total - 1:
+                self._send(rid, start, pending)
+                start += len(pending)
+                pending, last = [], now
+
+    def serve(self) -> None:
+        while True:
+            _reap_children()
+            request = self.channel.recv()
+            if request is None:
+                return
+            self.handle(request)
+
+
+def main(argv: list[str]) -> int:
+    request_fd, reply_fd, progress_fd = (int(a) for a in argv[1:4])
+    config = json.loads(argv[4])
+    _set_limits(config["limits"])
+    try:
+        _harden()
+    except (OSError, AttributeError):  # pragma: no cover - a libc without prctl
+        pass
+    _watch_parent()
+    sys.dont_write_bytecode = True
+    for fd in (request_fd, reply_fd, progress_fd):
+        os.set_inheritable(fd, False)  # a program the student's code execs gets none of them
+    sys.path.insert(0, config["repo_root"])
+    server = Server(Channel(request_fd, reply_fd), progress_fd)
+    sys.path.remove(config["repo_root"])
+    sys.path.insert(0, config["python_dir"])
+    server.module, problem = _import(config["import_name"], config["python_dir"])
+    server.channel.send_text(json.dumps({"op": "ready", "problem": problem}))
+    if problem is None:
+        server.serve()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
