@@ -1,0 +1,481 @@
+"""Lab reports: the kill matrix as JSON, as a Stryker mutation report, as Markdown and as HTML.
+
+``write_lab_reports`` builds every document first and only then writes them (atomically, through
+``harness.report.io``), so a formatting error leaves no half set behind. ``lab_summary`` is the
+terminal's one-screen view of the same result.
+
+The Stryker report follows ``mutation-testing-report-schema`` (schema version 2, validated in
+tests/report/test_lab_reports.py): each mutant's location is the span of its ``find`` text in the
+reference file, its replacement what that span reads once the mutant is applied, so the report's
+viewer shows exactly the edit the lab ran.
+
+Longer than 400 lines: four formats of one result, sharing the cell logic; split them if one grows.
+"""
+
+from __future__ import annotations
+
+import ast
+import html
+import inspect
+import json
+import string
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from harness import __version__
+from harness.catalog import collect
+from harness.course import REFERENCE_PYTHON, REPO_ROOT, Module, load_course
+from harness.errors import HarnessError
+from harness.lab import LabResult, MutantRow
+from harness.mutants import Mutant, apply
+from harness.report.common import md_cell
+from harness.report.io import default_reports_dir, write_atomic
+
+# The lab's verdict needs every mutant killed, so only 100 % is green; below 80 % is red.
+THRESHOLDS = {"high": 100, "low": 80}
+SUMMARY_PROBLEMS_SHOWN = 10  # the terminal summary stays one screen long
+
+# A cell of the kill matrix: (test, mutant) -> one of these states.
+KILLED, DESIGNATED, MISSED, SURVIVED = "killed", "designated", "missed", "survived"
+MD_MARKS = {DESIGNATED: "**X**", KILLED: "x", MISSED: "**!**", SURVIVED: ""}
+HTML_MARKS = {DESIGNATED: "\u25c6", KILLED: "", MISSED: "!", SURVIVED: ""}  # U+25C6 black diamond
+SUBSET_MARK = "\u25cf"  # U+25CF black circle
+# Cell colours (the HTML test looks for them in a screenshot).
+COLORS = {KILLED: "#4caf50", DESIGNATED: "#1b5e20", MISSED: "#ff9800", SURVIVED: "#eef0f2"}
+
+
+def write_lab_reports(result: LabResult, out: Path | None = None) -> list[Path]:
+    """Write ``lab-<m>.json``, ``mutation-report-<m>.json``, ``lab-<m>.md`` and ``lab-<m>.html``.
+
+    Into ``out``, or ``reports/`` when it is None; returns the paths written, in that order.
+    """
+    base = Path(out) if out is not None else default_reports_dir()
+    m = result.module
+    documents = {
+        f"lab-{m}.json": _json_text(result.to_json()),
+        f"mutation-report-{m}.json": _json_text(to_stryker(result)),
+        f"lab-{m}.md": to_lab_markdown(result),
+        f"lab-{m}.html": to_lab_html(result),
+    }
+    return [write_atomic(base / name, text) for name, text in documents.items()]
+
+
+def _json_text(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+# -- what every format shares -------------------------------------------------------------------
+
+def cell_state(row: MutantRow, test: str) -> str:
+    """KILLED, DESIGNATED (killed by a designated test), MISSED (designated, passed) or SURVIVED."""
+    designated = test in row.mutant.designated
+    if test in row.killed_by:
+        return DESIGNATED if designated else KILLED
+    return MISSED if designated else SURVIVED
+
+
+def _course_module(module_id: str) -> Module | None:
+    try:
+        return load_course().module(module_id)
+    except HarnessError:
+        return None
+
+
+def _pitfall(result: LabResult, mutant: Mutant) -> str:
+    """``pitfall 1: accepting on u <= r: ...`` (the course's text when the course knows it)."""
+    module = _course_module(result.module)
+    text = module.pitfall_text(mutant.pitfall) if module else ""
+    return f"pitfall {mutant.pitfall}: {text}" if text else f"pitfall {mutant.pitfall}"
+
+
+def _problems(result: LabResult) -> list[tuple[MutantRow, str]]:
+    """Each mutant the lab fails on, with what went wrong, in library order."""
+    out = []
+    for row in result.rows:
+        missed = [t for t in row.mutant.designated if t not in row.killed_by]
+        if not row.killed:
+            out.append((row, f"not killed (designated: {', '.join(row.mutant.designated)})"))
+        elif missed:
+            out.append((row, (f"not killed by its designated {', '.join(missed)} "
+                              f"(killed by {', '.join(row.killed_by)})")))
+    return out
+
+
+def _counts(result: LabResult) -> str:
+    n = len(result.rows)
+    killed = sum(r.killed for r in result.rows)
+    designated = sum(r.killed and r.designated_killed for r in result.rows)
+    return f"{n} mutants, {killed} killed, {designated} by their designated tests"
+
+
+def _note_lines(result: LabResult) -> list[tuple[str, str]]:
+    """(test, sentence) for every test with a note, and every test nobody designates."""
+    out = []
+    for test in result.tests:
+        designated_for = [r.mutant.id for r in result.rows if test in r.mutant.designated]
+        note = result.notes.get(test, "").strip()
+        if not designated_for:
+            why = note or f"no reason recorded (add one to mutants/{result.module}/notes.json)"
+            out.append((test, f"is nobody's designated killer: {why}"))
+        elif note:
+            out.append((test, note))
+    return out
+
+
+def _verdict_word(result: LabResult) -> str:
+    return "PASS" if result.verdict == "pass" else "FAIL"
+
+
+def _reference_phrase(result: LabResult) -> str:
+    if result.reference_passed:
+        return "the reference passes its catalog"
+    return "the reference FAILS its own catalog"
+
+
+# -- terminal -----------------------------------------------------------------------------------
+
+def lab_summary(result: LabResult) -> str:
+    """One screen for the terminal: verdict, counts, what went wrong, minimal subset, time."""
+    lines = [f"ol lab {result.module}: {_verdict_word(result)} ({_reference_phrase(result)})",
+             _counts(result)]
+    problems = _problems(result)
+    for row, what in problems[:SUMMARY_PROBLEMS_SHOWN]:
+        lines.append(_wrap(f"{row.mutant.id} {what}: {row.mutant.description}", "  ", "      "))
+    if len(problems) > SUMMARY_PROBLEMS_SHOWN:
+        lines.append(f"  ... and {len(problems) - SUMMARY_PROBLEMS_SHOWN} more "
+                     f"(see lab-{result.module}.md)")
+    subset = result.minimal_subset()
+    lines.append(_wrap(f"minimal subset ({len(subset)} of {len(result.tests)} tests): "
+                       + (", ".join(subset) or "none"), "", "  "))
+    undesignated = [t for t, sentence in _note_lines(result) if sentence.startswith("is nobody")]
+    if undesignated:
+        lines.append(_wrap("nobody's designated killer: " + ", ".join(undesignated), "", "  "))
+    lines.append(f"time {result.duration_s:.1f} s with {result.jobs} "
+                 f"job{'s' if result.jobs != 1 else ''}")
+    return "\n".join(lines) + "\n"
+
+
+def _wrap(text: str, first: str, rest: str) -> str:
+    return textwrap.fill(text, 100, initial_indent=first, subsequent_indent=rest,
+                         break_on_hyphens=False, break_long_words=False)
+
+
+# -- Stryker (mutation-testing-report-schema, version 2) ----------------------------------------
+
+def to_stryker(result: LabResult) -> dict[str, Any]:
+    """The lab as a Stryker mutation-testing report: one file entry per mutated reference file."""
+    files: dict[str, dict[str, Any]] = {}
+    for row in result.rows:
+        key = _reference_key(row.mutant.file)
+        if key not in files:
+            source = (REFERENCE_PYTHON / row.mutant.file).read_text(encoding="utf-8")
+            files[key] = {"language": "python", "source": source, "mutants": []}
+        files[key]["mutants"].append(_stryker_mutant(result, row, files[key]["source"]))
+    return {
+        "schemaVersion": "2",
+        "thresholds": dict(THRESHOLDS),
+        "files": files,
+        "testFiles": _stryker_test_files(result),
+        "framework": {"name": "ol", "version": __version__},
+        "config": {"module": result.module, "jobs": result.jobs},
+    }
+
+
+def _reference_key(file: str) -> str:
+    """``reference/python/tinyllm/prob/rejection.py``: the mutated file, relative to the repo."""
+    return f"{REFERENCE_PYTHON.relative_to(REPO_ROOT).as_posix()}/{file}"
+
+
+def _stryker_mutant(result: LabResult, row: MutantRow, source: str) -> dict[str, Any]:
+    start, end, replacement = mutation_span(row.mutant, source)
+    killers = sorted(row.killed_by, key=lambda t: t not in row.mutant.designated)  # designated first
+    messages = {t.name: t.message for t in row.run.tests}
+    if row.killed:
+        reason = "\n".join(f"{t}: {_first_line(messages.get(t, ''))}" for t in killers)
+    else:
+        reason = "every catalog test passed; designated: " + ", ".join(row.mutant.designated)
+    return {
+        "id": row.mutant.id,
+        "mutatorName": _pitfall(result, row.mutant),
+        "replacement": replacement,
+        "location": {"start": position(source, start), "end": position(source, end)},
+        "status": "Killed" if row.killed else "Survived",
+        "statusReason": reason,
+        "killedBy": killers,
+        "coveredBy": [t.name for t in row.run.tests],
+        "testsCompleted": len(row.run.tests),
+        "duration": round(row.run.duration_s * 1000, 3),
+        "description": f"{row.mutant.id}: {row.mutant.description}",
+        "static": False,
+    }
+
+
+def _first_line(text: str) -> str:
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[0].strip() if lines else "failed (no message was recorded)"
+
+
+def mutation_span(mutant: Mutant, source: str) -> tuple[int, int, str]:
+    """(start, end, replacement): ``source[start:end]`` becomes ``replacement`` in the mutant.
+
+    The span covers every edit's ``find`` text (searched in the mutant's function, as ``apply``
+    does) and whatever the edits changed, so one span holds a multi-edit mutant too.
+    """
+    mutated = apply(mutant, source)
+    starts, ends = [], []
+    lo, hi = _function_bounds(source, mutant.function)
+    body = source[lo:hi]
+    for edit in mutant.edits:
+        if body.count(edit.find) == 1:  # a later edit may look for text an earlier one wrote
+            at = lo + body.index(edit.find)
+            starts.append(at)
+            ends.append(at + len(edit.find))
+    prefix = _common_prefix(source, mutated)
+    suffix = _common_prefix(source[prefix:][::-1], mutated[prefix:][::-1])
+    start = min([prefix, *starts])
+    end = max([len(source) - suffix, *ends])
+    return start, end, mutated[start:len(mutated) - (len(source) - end)]
+
+
+def _function_bounds(source: str, name: str) -> tuple[int, int]:
+    """Character offsets of the top-level ``def name`` (the whole source when it is missing)."""
+    lines = source.splitlines(keepends=True)
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            return sum(map(len, lines[:first - 1])), sum(map(len, lines[:node.end_lineno]))
+    return 0, len(source)
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def position(source: str, offset: int) -> dict[str, int]:
+    """The schema's position of ``offset``: 1-based line and column (columns count characters)."""
+    line_start = source.rfind("\n", 0, offset) + 1
+    return {"line": source.count("\n", 0, offset) + 1, "column": offset - line_start + 1}
+
+
+def _stryker_test_files(result: LabResult) -> dict[str, dict[str, Any]]:
+    """The catalog tests, keyed by their file, with ids equal to the names ``killedBy`` uses."""
+    module = _course_module(result.module)
+    found = {info.name: fn for info, fn in collect(module)} if module else {}
+    files: dict[str, dict[str, Any]] = {}
+    for test in result.tests:
+        fn = found.get(test)
+        path = Path(inspect.getsourcefile(fn)).resolve() if fn else None
+        key = _test_file_key(path, result.module)
+        if key not in files:
+            files[key] = {"tests": []}
+            if path:
+                files[key]["source"] = path.read_text(encoding="utf-8")
+        entry: dict[str, Any] = {"id": test, "name": test}
+        if fn:
+            entry["location"] = {"start": {"line": fn.__code__.co_firstlineno, "column": 1}}
+        files[key]["tests"].append(entry)
+    return files
+
+
+def _test_file_key(path: Path | None, module_id: str) -> str:
+    if path is None:  # a test the catalog no longer has: still listed, so killedBy resolves
+        return f"{module_id} catalog"
+    return path.relative_to(REPO_ROOT).as_posix() if path.is_relative_to(REPO_ROOT) else str(path)
+
+
+# -- Markdown (CI step summary) -----------------------------------------------------------------
+
+def to_lab_markdown(result: LabResult) -> str:
+    """Verdict, counts, problems, the kill matrix, per-test strength, minimal subset, notes."""
+    lines = [f"### Lab {result.module}: {_verdict_word(result)}", "",
+             (f"{_counts(result)}; {_reference_phrase(result)}; {len(result.tests)} tests, "
+              f"{result.duration_s:.1f} s with {result.jobs} jobs."), ""]
+    problems = _problems(result)
+    if problems:
+        lines += ["**Problems**", ""]
+        lines += [f"- `{row.mutant.id}` {md_cell(what)}: {md_cell(row.mutant.description)}"
+                  for row, what in problems]
+        lines.append("")
+    lines += _md_matrix(result)
+    lines += ["", "#### Test strength", "",
+              "| # | test | kills | unique kills | designated for | minimal subset |",
+              "| ---: | --- | ---: | ---: | --- | :---: |"]
+    subset = set(result.minimal_subset())
+    for i, test in enumerate(result.tests, start=1):
+        designated_for = [r.mutant.id for r in result.rows if test in r.mutant.designated]
+        lines.append(f"| {i} | `{test}` | {len(result.kills(test))} | "
+                     f"{len(result.unique_kills(test))} | {', '.join(designated_for)} | "
+                     f"{'yes' if test in subset else ''} |")
+    ordered = [t for t in result.tests if t in subset]
+    lines += ["", "#### Minimal subset", "",
+              f"{len(ordered)} of {len(result.tests)} tests kill every mutant the catalog kills: "
+              + (", ".join(f"`{t}`" for t in ordered) or "none") + "."]
+    notes = _note_lines(result)
+    if notes:
+        lines += ["", "#### Notes", ""] + [f"- `{t}` {md_cell(s)}" for t, s in notes]
+    return "\n".join(lines) + "\n"
+
+
+def _md_matrix(result: LabResult) -> list[str]:
+    """Mutants as rows, tests as numbered columns (the strength table names them)."""
+    numbers = range(1, len(result.tests) + 1)
+    lines = ["#### Kill matrix", "",
+             ("**X** killed by a designated test, x killed by another test, **!** a designated "
+              "test that did not kill it, blank: the test passed. Columns are the tests numbered "
+              "as in the strength table."), "",
+             "| mutant | pitfall | " + " | ".join(str(n) for n in numbers) + " | result |",
+             "| --- | ---: | " + " | ".join(":---:" for _ in numbers) + " | --- |"]
+    for row in result.rows:
+        marks = " | ".join(MD_MARKS[cell_state(row, t)] for t in result.tests)
+        outcome = ("killed" if row.designated_killed else "killed, not by its designated test") \
+            if row.killed else "**SURVIVED**"
+        lines.append(f"| `{row.mutant.id}` | {row.mutant.pitfall} | {marks} | {outcome} |")
+    return lines
+
+
+# -- HTML (one self-contained page) ---------------------------------------------------------------
+
+_CSS = string.Template("""
+body { font: 14px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1d2125;
+       margin: 16px 24px; background: #fff; }
+h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 22px 0 8px; }
+.verdict { padding: 1px 10px; border-radius: 4px; color: #fff; font-size: 16px; }
+.verdict.pass { background: #1b5e20; } .verdict.fail { background: #b71c1c; }
+.counts { margin: 0 0 8px; color: #444; }
+.problems li { margin: 2px 0; } .problems .id { font-weight: 600; }
+.legend { display: flex; gap: 18px; flex-wrap: wrap; align-items: center; margin: 6px 0 10px; }
+.legend span.sw { display: inline-block; width: 18px; height: 18px; vertical-align: middle;
+                  margin-right: 5px; text-align: center; line-height: 18px; font-size: 12px;
+                  color: #fff; }
+.scroll { overflow: auto; max-width: 100%; }
+table.matrix { border-collapse: separate; border-spacing: 2px; }
+table.matrix th { font-weight: normal; }
+th.test { vertical-align: bottom; padding: 0 0 4px; }
+th.test div { writing-mode: vertical-rl; transform: rotate(180deg); white-space: nowrap;
+              font: 12px/1 ui-monospace, "DejaVu Sans Mono", monospace; margin: 0 auto; }
+th.test.subset div { font-weight: 700; }
+th.mutant { text-align: left; white-space: nowrap; padding: 0 8px 0 0; position: sticky; left: 0;
+            background: #fff; max-width: 360px; overflow: hidden; text-overflow: ellipsis; }
+th.mutant .id { font: 600 13px ui-monospace, "DejaVu Sans Mono", monospace; }
+th.mutant .desc { color: #555; font-size: 12px; }
+tr.survived th.mutant .id, tr.survived th.mutant .desc { color: #b71c1c; font-weight: 700; }
+td.cell { width: 22px; height: 22px; min-width: 22px; text-align: center; font-size: 13px;
+          color: #fff; box-sizing: border-box; }
+.cell.killed { background: $killed; }
+.cell.designated { background: $designated; outline: 2px solid #000; outline-offset: -2px; }
+.cell.missed { background: $missed; color: #000; font-weight: 700;
+            outline: 2px dashed #000; outline-offset: -2px; }
+.cell.survived { background: $survived; }
+td.count, tfoot td { text-align: center; font-size: 12px; color: #333; }
+tfoot th { text-align: right; padding-right: 8px; font-size: 12px; color: #333; }
+table.strength { border-collapse: collapse; }
+table.strength th, table.strength td { border-bottom: 1px solid #ddd; padding: 3px 10px;
+                                       text-align: left; }
+table.strength td.n { text-align: right; }
+.bar { display: inline-block; height: 10px; background: $killed; vertical-align: middle; }
+code { font: 12px ui-monospace, "DejaVu Sans Mono", monospace; }
+""").substitute(COLORS)
+
+
+def to_lab_html(result: LabResult) -> str:
+    """One page, no scripts or external assets; titles carry each mutant's description on hover."""
+    e = html.escape
+    body = [(f"<h1>Lab {e(result.module)} <span class=\"verdict {result.verdict}\">"
+             f"{_verdict_word(result)}</span></h1>"),
+            (f"<p class=\"counts\">{e(_counts(result))}; {e(_reference_phrase(result))}; "
+             f"{len(result.tests)} tests; {result.duration_s:.1f} s with {result.jobs} jobs</p>")]
+    problems = _problems(result)
+    if problems:
+        body.append("<ul class=\"problems\">" + "".join(
+            f"<li><span class=\"id\">{e(row.mutant.id)}</span> {e(what)}: "
+            f"{e(row.mutant.description)}</li>" for row, what in problems) + "</ul>")
+    body += ["<h2>Kill matrix</h2>", _html_legend(), _html_matrix(result),
+             "<h2>Test strength</h2>", _html_strength(result)]
+    notes = _note_lines(result)
+    if notes:
+        body += ["<h2>Notes</h2>", "<ul>" + "".join(
+            f"<li><code>{e(t)}</code> {e(s)}</li>" for t, s in notes) + "</ul>"]
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            f"<title>ol lab {e(result.module)}: {result.verdict}</title>\n"
+            f"<style>{_CSS}</style>\n</head>\n<body>\n" + "\n".join(body) + "\n</body>\n</html>\n")
+
+
+def _html_legend() -> str:
+    items = [(KILLED, "killed by this test"), (DESIGNATED, "killed by a designated test"),
+             (MISSED, "designated test did not kill it"), (SURVIVED, "test passed")]
+    return "<div class=\"legend\">" + "".join(
+        f"<span><span class=\"sw cell {state}\">{HTML_MARKS[state]}</span>{text}</span>"
+        for state, text in items) + "<span><b>bold</b> test name: in the minimal subset</span></div>"
+
+
+def _html_matrix(result: LabResult) -> str:
+    e = html.escape
+    subset = set(result.minimal_subset())
+    head = "".join(
+        f"<th class=\"test{' subset' if t in subset else ''}\" scope=\"col\" title=\"{e(t)}: "
+        f"kills {len(result.kills(t))}, unique {len(result.unique_kills(t))}\"><div>{e(t)}</div></th>"
+        for t in result.tests)
+    rows = []
+    for row in result.rows:
+        m = row.mutant
+        hover = e(f"{m.id}: {m.description}\n{_pitfall(result, m)}\n"
+                  f"designated: {', '.join(m.designated)}\n"
+                  f"killed by: {', '.join(row.killed_by) or 'no test'}", quote=True)
+        cells = "".join(_html_cell(row, t) for t in result.tests)
+        rows.append(f"<tr class=\"{'killed' if row.killed else 'survived'}\" data-mutant=\"{e(m.id)}\">"
+                    f"<th class=\"mutant\" scope=\"row\" title=\"{hover}\"><span class=\"id\">"
+                    f"{e(m.id)}</span> <span class=\"desc\">{e(_clip(m.description, 48))}</span></th>"
+                    f"{cells}<td class=\"count\">{len(row.killed_by)}</td></tr>")
+    foot = ("<tr><th>kills</th>" + "".join(f"<td>{len(result.kills(t))}</td>" for t in result.tests)
+            + "<td></td></tr><tr><th>unique kills</th>"
+            + "".join(f"<td>{len(result.unique_kills(t))}</td>" for t in result.tests)
+            + "<td></td></tr><tr><th>minimal subset</th>"
+            + "".join(f"<td>{SUBSET_MARK if t in subset else ''}</td>" for t in result.tests)
+            + "<td></td></tr>")
+    return (f"<div class=\"scroll\"><table class=\"matrix\"><thead><tr><th></th>{head}"
+            f"<th class=\"test\"><div>killed by</div></th></tr></thead><tbody>{''.join(rows)}"
+            f"</tbody><tfoot>{foot}</tfoot></table></div>")
+
+
+def _html_cell(row: MutantRow, test: str) -> str:
+    state = cell_state(row, test)
+    words = {KILLED: "killed", DESIGNATED: "killed (designated test)",
+             MISSED: "NOT killed by this designated test", SURVIVED: "passed (not killed)"}
+    why = next((t.message for t in row.run.tests if t.name == test and not t.ok), "")
+    title = f"{row.mutant.id} \u00d7 {test}: {words[state]}" + (f"\n{_first_line(why)}" if why else "")
+    title = html.escape(title, quote=True)
+    return (f"<td class=\"cell {state}\" data-test=\"{html.escape(test)}\" title=\"{title}\">"
+            f"{HTML_MARKS[state]}</td>")
+
+
+def _html_strength(result: LabResult) -> str:
+    e = html.escape
+    subset = result.minimal_subset()
+    most = max([len(result.kills(t)) for t in result.tests] + [1])
+    rows = []
+    for t in result.tests:
+        kills, unique = result.kills(t), result.unique_kills(t)
+        designated_for = [r.mutant.id for r in result.rows if t in r.mutant.designated]
+        rows.append(f"<tr><td><code>{e(t)}</code></td><td class=\"n\">{len(kills)}</td>"
+                    f"<td><span class=\"bar\" style=\"width:{120 * len(kills) // most}px\"></span>"
+                    f"</td><td class=\"n\">{len(unique)}</td><td>{e(', '.join(unique))}</td>"
+                    f"<td>{e(', '.join(designated_for))}</td>"
+                    f"<td>{'yes' if t in subset else ''}</td></tr>")
+    ordered = [t for t in result.tests if t in subset]
+    return ("<table class=\"strength\"><thead><tr><th>test</th><th>kills</th><th></th>"
+            "<th>unique kills</th><th>mutants only it kills</th><th>designated for</th>"
+            "<th>minimal subset</th>"
+            f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+            f"<h2>Minimal subset</h2><p>{len(ordered)} of {len(result.tests)} tests kill every "
+            "mutant the catalog kills: " + (", ".join(f"<code>{e(t)}</code>" for t in ordered)
+                                            or "none") + "</p>")
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1].rstrip() + "\u2026"
