@@ -23,7 +23,8 @@ from harness.errors import HarnessError, MutantDoesNotApply
 _ID = re.compile(r"[sx][0-9]{2,}")
 _TEST_NAME = re.compile(r"test_[A-Za-z0-9_]+")
 _MODULE_FILE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*\.py")
-_FIELDS = ("id", "module", "file", "function", "pitfall", "description", "designated", "hint", "edit")
+_FIELDS = ("id", "module", "file", "function", "pitfall", "description", "designated", "hint",
+           "edit")
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ class Edit:
 
 @dataclass(frozen=True)
 class Mutant:
-    """One hand-written bug: where it lives, what it breaks, and which catalog tests must kill it."""
+    """One hand-written bug: where it lives, what it breaks, which catalog tests must kill it."""
 
     id: str
     module: str
@@ -60,7 +61,7 @@ def mutants_dir() -> Path:
 
 
 def load_mutants(module_id: str) -> list[Mutant]:
-    """Every mutant of ``module_id``, sorted by id; HarnessError naming file and field if malformed."""
+    """Every mutant of ``module_id``, sorted by id; a malformed file is a HarnessError naming it."""
     folder = mutants_dir() / module_id
     if not folder.is_dir():
         root = mutants_dir()
@@ -129,7 +130,8 @@ def _function_span(mutant: Mutant, source: str) -> tuple[int, int]:
         why = f"the source does not parse ({exc.msg}, line {exc.lineno})"
         raise _not_applying(mutant, why) from None
     for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == mutant.function:
+        is_def = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        if is_def and node.name == mutant.function:
             first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
             lines = source.splitlines(keepends=True)
             start = sum(len(line) for line in lines[: first - 1])
@@ -149,9 +151,11 @@ def _load_one(path: Path, module_id: str) -> Mutant:
         raise _malformed(path, unknown[0], f"unknown field (fields: {', '.join(_FIELDS)})")
     mutant_id = _text(path, data, "id")
     if not _ID.fullmatch(mutant_id) or mutant_id != path.stem:
-        raise _malformed(path, "id", f"{mutant_id!r} must be s<NN> or x<NN> and match the file name")
+        why = f"{mutant_id!r} must be s<NN> or x<NN> and match the file name"
+        raise _malformed(path, "id", why)
     if _text(path, data, "module") != module_id:
-        raise _malformed(path, "module", f"{data['module']!r} is not its folder's module {module_id!r}")
+        why = f"{data['module']!r} is not its folder's module {module_id!r}"
+        raise _malformed(path, "module", why)
     file = _text(path, data, "file")
     if not _MODULE_FILE.fullmatch(file):
         raise _malformed(path, "file", f"{file!r} must be a relative path to a .py file "
@@ -196,7 +200,8 @@ def _pitfall(path: Path, data: dict[str, Any]) -> int:
 def _designated(path: Path, data: dict[str, Any]) -> tuple[str, ...]:
     value = _require(path, data, "designated")
     if not isinstance(value, list) or not value:
-        raise _malformed(path, "designated", f"must be a non-empty list of test names, got {value!r}")
+        why = f"must be a non-empty list of test names, got {value!r}"
+        raise _malformed(path, "designated", why)
     for name in value:
         if not isinstance(name, str) or not _TEST_NAME.fullmatch(name):
             raise _malformed(path, "designated", f"{name!r} is not a catalog test name (test_...)")
