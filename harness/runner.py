@@ -72,7 +72,8 @@ def run_case(module: Module, info: CaseInfo, fn: Callable[..., Any], target: Tar
             message = f"the code under test raised {remote}"
     duration = time.perf_counter() - start
     outcome, message, pitfall = _fail_closed(target, outcome, message, pitfall)
-    if outcome is not Outcome.PASSED and pitfall is None and info.pitfalls:
+    stub = target.not_implemented is not None and target.escape is None
+    if outcome is not Outcome.PASSED and pitfall is None and info.pitfalls and not stub:
         pitfall = info.pitfalls[0]
     return TestResult(info.name, info.kind, outcome, duration, message, pitfall,
                       module.pitfall_text(pitfall) if outcome is not Outcome.PASSED else "")

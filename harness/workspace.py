@@ -120,7 +120,7 @@ def check_dependencies(ws: Workspace, module: Module, course: Course, ref_deps: 
     """Stop with ``M07.6 needs M07.1`` when a module it needs is missing or a stub."""
     if ref_deps:
         return
-    for dep_id in course.dependency_order(_all_needs(module, course)):
+    for dep_id in _all_needs(module, course):  # direct needs first: "M07.6 needs M07.1"
         dep = course.module(dep_id)
         state = module_state(ws, dep)
         if state != "written":

@@ -1,0 +1,95 @@
+"""The lab: every mutant against the whole catalog, and a verdict that can fail."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+import harness.mutants as mutants_mod
+from harness.cli import main
+from harness.errors import VerdictFailure
+from harness.lab import minimal_cover, run_lab
+from harness.mutants import load_mutants
+
+
+@pytest.fixture(scope="module")
+def lab():
+    return run_lab("M07.6", jobs=2)
+
+
+@pytest.mark.slow
+def test_the_lab_passes_with_every_mutant_killed_by_its_designated_tests(lab):
+    assert lab.reference_passed
+    assert lab.verdict == "pass", [(r.mutant.id, r.killed_by) for r in lab.rows if not r.designated_killed]
+    assert {r.mutant.id for r in lab.rows} >= {f"s{i:02d}" for i in range(1, 20)}
+
+
+@pytest.mark.slow
+def test_every_catalog_test_kills_something(lab):
+    for test in lab.tests:
+        assert lab.kills(test), f"{test} kills no mutant: it cannot fail"
+
+
+@pytest.mark.slow
+def test_every_catalog_test_is_some_mutants_designated_killer(lab):
+    designated = {t for r in lab.rows for t in r.mutant.designated}
+    assert set(lab.tests) - designated == set(), "a test nobody designates needs a note or a mutant"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("number", range(1, 20))
+def test_a_student_with_mutant_s_is_told_the_right_pitfall(lab, number):
+    """What `ol check --target sNN` prints: the designated test fails and names the pitfall."""
+    row = next(r for r in lab.rows if r.mutant.id == f"s{number:02d}")
+    for name in row.mutant.designated:
+        result = next(t for t in row.run.tests if t.name == name)
+        assert not result.ok
+        assert result.pitfall == row.mutant.pitfall, (name, result.message)
+
+
+def test_minimal_cover_is_minimal():
+    kills = {"a": {"1", "2"}, "b": {"2", "3"}, "c": {"1", "3"}, "d": {"1", "2", "3"}}
+    assert minimal_cover(kills, {"1", "2", "3"}) == ["d"]
+    assert sorted(minimal_cover({"a": {"1"}, "b": {"2"}}, {"1", "2"})) == ["a", "b"]
+
+
+@pytest.fixture
+def library(tmp_path, monkeypatch):
+    """A private copy of the mutant library the test may break."""
+    shutil.copytree(mutants_mod.mutants_dir(), tmp_path / "mutants")
+    monkeypatch.setattr(mutants_mod, "mutants_dir", lambda: tmp_path / "mutants")
+    return tmp_path / "mutants" / "M07.6"
+
+
+def _keep(library, *ids):
+    for path in library.glob("*.toml"):
+        if path.stem not in ids:
+            path.unlink()
+
+
+def test_a_surviving_mutant_fails_the_lab(library, capsys):
+    _keep(library, "s01")
+    # Equivalent in this reference: as_distribution already returned a fresh array.
+    (library / "s90.toml").write_text(
+        'id = "s90"\nmodule = "M07.6"\nfile = "tinyllm/prob/rejection.py"\n'
+        'function = "residual_distribution"\npitfall = 6\n'
+        'description = "The copy is dropped (equivalent here)."\n'
+        'designated = ["test_residual_when_p_equals_q"]\nhint = "Compare objects."\n'
+        '[[edit]]\nfind = "return p_arr.copy()"\nreplace = "return p_arr"\n')
+    result = run_lab("M07.6", jobs=1)
+    assert result.verdict == "fail"
+    survivor = next(r for r in result.rows if r.mutant.id == "s90")
+    assert not survivor.killed
+
+
+def test_a_mutant_that_no_longer_applies_stops_the_lab(library, capsys):
+    _keep(library, "s01")
+    text = (library / "s01.toml").read_text()
+    (library / "s01.toml").write_text(text.replace("u < p_x / q_x", "u < p_x / q_x  # gone"))
+    with pytest.raises(VerdictFailure) as info:
+        run_lab("M07.6", jobs=1)
+    assert "s01" in info.value.message
+    assert main(["lab", "M07.6", "--jobs", "1"]) == 1
+    err = capsys.readouterr().err
+    assert "s01" in err and "no longer applies" in err and "Traceback" not in err
