@@ -2,21 +2,22 @@
 
 ``IsolatedTarget`` starts ``harness/worker.py`` at construction, so the worker's start-up (an
 interpreter, numpy, the student's import) overlaps with the parent's own work. Each ``map`` is one
-request; the worker streams the encoded replies back in chunks and the parent decodes them with
-``codec.decode_reply`` only (no pickle, no eval), enforcing a per-call wall-clock limit between
-chunks. Anything else is a failure of the call, never a value:
+request, written in frames while the first calls already run; the worker streams the encoded
+replies back in chunks, and the parent decodes them with ``codec.decode_reply`` only (no pickle,
+no eval), enforcing a per-call wall-clock limit between chunks. Anything else is a failure of the
+call, never a value:
 
 - no reply in time: the whole process tree is killed, ``TargetTimedOut``;
 - the worker died or closed its channel: ``TargetCrashed`` naming the exit code or the signal;
 - malformed, oversized or out-of-order data: ``TargetCrashed``.
 
-After any of these the next call starts a fresh worker. The parent is a child subreaper, and the
-worker one too, so processes the student's code forks stay findable (by session and ancestry) and
-are killed after every request and on ``close``. As root RLIMIT_NPROC is not enforced, so this
-sweep is what bounds them.
+After any of these the next call starts a fresh worker. The worker runs with resource limits,
+without capabilities, without network and (as root) with a read-only view of the file system but
+for its temporary directory; ``harness.proctree`` finds and kills whatever it forks, after every
+request and on ``close``. Not thread-safe: one target per thread.
 
-This module is longer than the house 400 lines because the worker's life cycle (spawn, framing,
-death, tree kill, reaping) only makes sense read in one place.
+Longer than the house 400 lines: the worker's life cycle (spawn, framing, death, kill) and the
+target that drives it only make sense read together.
 """
 
 from __future__ import annotations
@@ -100,9 +101,10 @@ class _Died(Exception):
 
 
 def describe_death(returncode: int | None, limits: Limits) -> tuple[str, str]:
-    """What happened to a worker, and the likely cause."""
+    """What happened to a worker, and the likely cause (may be empty)."""
     if returncode is None:
-        return "the worker closed its reply channel", "did the code close or write to file descriptors?"
+        return ("the worker closed its reply channel",
+                "did the code close or write to file descriptors?")
     if returncode < 0:
         try:
             name = signal.Signals(-returncode).name
@@ -114,7 +116,8 @@ def describe_death(returncode: int | None, limits: Limits) -> tuple[str, str]:
         return f"the worker was killed by {name}", hint
     if returncode == 0:
         return "the worker exited with code 0", "did the code call os._exit?"
-    return f"the worker exited with code {returncode}", "did the code call os._exit, or break the worker?"
+    return (f"the worker exited with code {returncode}",
+            "did the code call os._exit, or break the worker?")
 
 
 def _worker_env(home: str) -> dict[str, str]:
@@ -172,6 +175,29 @@ class _Worker:
         self.tmp = tempfile.mkdtemp(prefix="ol-worker-")
         self.buf = bytearray()
         self.ready = self.dead = False
+        self.frames: Iterator[bytes] | None = None
+        self.out = memoryview(b"")
+        try:
+            self._launch(python_dir, import_name, limits)
+        except BaseException:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            raise
+        self.started = time.monotonic()
+        self.pidfd = os.pidfd_open(self.proc.pid) if hasattr(os, "pidfd_open") else None
+        os.set_blocking(self.req_w, False)
+        self.poller, self.write_poller = select.poll(), select.poll()
+        for poller in (self.poller, self.write_poller):
+            poller.register(self.resp_r, select.POLLIN)
+            if self.pidfd is not None:
+                poller.register(self.pidfd, select.POLLIN)
+        self.write_poller.register(self.req_w, select.POLLOUT)
+        self.stop = threading.Event()
+        self.drain = threading.Thread(target=_drain, args=(self.out_r, output, self.stop),
+                                      name=f"ol-drain-{self.proc.pid}", daemon=True)
+        self.drain.start()
+
+    def _launch(self, python_dir: Path, import_name: str, limits: Limits) -> None:
+        """The pipes, the progress page and the process; on failure nothing stays open."""
         config = json.dumps({
             "repo_root": str(REPO_ROOT), "python_dir": str(python_dir), "import_name": import_name,
             "limits": {"memory_bytes": limits.memory_mb << 20, "cpu_s": int(limits.cpu_s),
@@ -184,38 +210,26 @@ class _Worker:
         child_ends = (req_r, resp_w, out_w, progress)
         try:
             os.ftruncate(progress, 16)
-            self._map = mmap.mmap(progress, 16)
-            for fd in (self.req_w, resp_w, out_w):
+            for fd in (self.req_w, resp_w, out_w):  # fewer wake-ups for big messages and floods
                 with contextlib.suppress(OSError):
                     fcntl.fcntl(fd, _F_SETPIPE_SZ, 1 << 20)
+            self._map = mmap.mmap(progress, 16)
             self.proc = subprocess.Popen(
-                [sys.executable, "-I", str(WORKER_SCRIPT), str(req_r), str(resp_w), str(progress), config],
+                [sys.executable, "-I", str(WORKER_SCRIPT), str(req_r), str(resp_w), str(progress),
+                 config],
                 stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, cwd=self.tmp,
-                env=_worker_env(self.tmp), pass_fds=(req_r, resp_w, progress), start_new_session=True)
+                env=_worker_env(self.tmp), pass_fds=(req_r, resp_w, progress),
+                start_new_session=True)
         except BaseException:
+            if hasattr(self, "_map"):
+                self._map.close()
             for fd in (*child_ends, self.req_w, self.resp_r, self.out_r):
                 os.close(fd)
-            shutil.rmtree(self.tmp, ignore_errors=True)
             raise
         for fd in child_ends:
             os.close(fd)
-        self.started = time.monotonic()
         self._view = memoryview(self._map)
         self.progress = self._view.cast("q")
-        self.pidfd = os.pidfd_open(self.proc.pid) if hasattr(os, "pidfd_open") else None
-        os.set_blocking(self.req_w, False)
-        self.poller, self.write_poller = select.poll(), select.poll()
-        for poller in (self.poller, self.write_poller):
-            poller.register(self.resp_r, select.POLLIN)
-            if self.pidfd is not None:
-                poller.register(self.pidfd, select.POLLIN)
-        self.write_poller.register(self.req_w, select.POLLOUT)
-        self.frames: Iterator[bytes] | None = None
-        self.out = memoryview(b"")
-        self.stop = threading.Event()
-        self.drain = threading.Thread(target=_drain, args=(self.out_r, output, self.stop),
-                                      name=f"ol-drain-{self.proc.pid}", daemon=True)
-        self.drain.start()
 
     def feed(self, frames: Iterator[bytes]) -> None:
         """Frames to write while waiting for replies (encoded lazily, in the parent's idle time)."""
@@ -242,7 +256,8 @@ class _Worker:
             return None
         size = _HEADER.unpack_from(self.buf)[0]
         if size > MAX_MESSAGE:
-            raise MalformedReply(f"the worker sent a message of {size} bytes (the limit is {MAX_MESSAGE})")
+            raise MalformedReply(f"the worker sent a message of {size} bytes "
+                                 f"(the limit is {MAX_MESSAGE})")
         if len(self.buf) < 4 + size:
             return None
         body = bytes(self.buf[4:4 + size])
@@ -250,7 +265,8 @@ class _Worker:
         try:
             message = json.loads(body)
         except (ValueError, RecursionError) as exc:
-            raise MalformedReply(f"the worker sent data that is not a message ({type(exc).__name__})") from None
+            raise MalformedReply("the worker sent data that is not a message "
+                                 f"({type(exc).__name__})") from None
         if not isinstance(message, dict):
             raise MalformedReply("the worker sent a message that is not an object")
         return message
@@ -282,18 +298,29 @@ class _Worker:
         index = self.progress[1]
         return index if self.progress[0] == rid and fallback <= index < count else fallback
 
+    def _status(self, deadline: float) -> int | None:
+        """The exit status (negative: the signal) without reaping, so the pid stays ours until
+        ``kill`` has swept its session; None if the worker is still alive at ``deadline``."""
+        while True:
+            try:
+                info = os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG)
+            except ChildProcessError:
+                return self.proc.returncode
+            if info is not None and info.si_pid:
+                return info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.005)
+
     def death(self, limits: Limits) -> tuple[str, str]:
         """What ended the worker's channel, and the likely cause (see ``describe_death``)."""
+        returncode = self._status(time.monotonic() + 0.5)
         try:  # a zombie's CPU time is final: it tells the CPU limit from other kills
             data = Path(f"/proc/{self.proc.pid}/stat").read_bytes()
             fields = data[data.rindex(b")") + 2:].split()
             cpu_s = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
         except (OSError, ValueError, IndexError):
             cpu_s = 0.0
-        try:
-            returncode = self.proc.wait(timeout=0.5)
-        except subprocess.TimeoutExpired:
-            returncode = None  # alive, but its channel is closed
         if returncode == -signal.SIGKILL and cpu_s >= limits.cpu_s - 1:
             return "the worker was killed by SIGKILL", f"the CPU time limit of {limits.cpu_s} s"
         return describe_death(returncode, limits)
@@ -328,6 +355,10 @@ class _Worker:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
+def _colon(hint: str) -> str:
+    return f": {hint}" if hint else ""
+
+
 def _short(fn: str, args: tuple) -> str:
     shown = show_args(args)
     return f"{fn}({shown if len(shown) <= 200 else shown[:200] + '...'})"
@@ -348,6 +379,7 @@ class IsolatedTarget(Target):
         self._worker: _Worker | None = None
         self._closed = False
         self._received = 0  # replies of the current request so far: names the call that failed
+        self.sandboxed = False  # whether the last worker runs with a read-only file system
         super().__init__(label, functions, returns)
         proctree.become_subreaper()
         self._worker = self._spawn()
@@ -373,7 +405,8 @@ class IsolatedTarget(Target):
             return
         # Block SIGINT (Ctrl-C) and SIGALRM (the runner's alarm) while killing: no half-killed tree.
         main = threading.current_thread() is threading.main_thread()
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGALRM}) if main else None
+        blocked = {signal.SIGINT, signal.SIGALRM}
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, blocked) if main else None
         try:
             worker.kill()
         finally:
@@ -401,15 +434,18 @@ class IsolatedTarget(Target):
             if message.get("op") != "ready":
                 raise MalformedReply(f"expected the import report, got op {message.get('op')!r}")
             worker.ready = message.get("problem") is None
+            self.sandboxed = message.get("sandboxed") is True
             if not worker.ready:
                 self._problem = _problem(message["problem"])
         except _Hung:
-            self._problem = ImportProblem("timeout", f"importing {name} did not finish within {limit:g} s")
+            self._problem = ImportProblem(
+                "timeout", f"importing {name} did not finish within {limit:g} s")
         except _Died:
             what, hint = worker.death(self.limits)
-            self._problem = ImportProblem("crash", f"{what} while importing {name}: {hint}")
+            self._problem = ImportProblem("crash", f"{what} while importing {name}{_colon(hint)}")
         except (MalformedReply, KeyError, TypeError, ValueError) as exc:
-            self._problem = ImportProblem("crash", f"the worker sent an invalid import report: {exc}")
+            self._problem = ImportProblem(
+                "crash", f"the worker sent an invalid import report: {exc}")
         except BaseException:
             self._discard()
             raise
@@ -450,10 +486,11 @@ class IsolatedTarget(Target):
             index = worker.current_call(rid, len(calls), self._received)
             what, hint = worker.death(self.limits)
             self._discard()
-            raise TargetCrashed(f"{what} during {_short(fn, calls[index])}: {hint}") from None
+            raise TargetCrashed(f"{what} during {_short(fn, calls[index])}{_colon(hint)}") from None
         except MalformedReply as exc:
             self._discard()
-            raise TargetCrashed(f"{fn}: {exc}; an answer must come back as a return value") from None
+            raise TargetCrashed(f"{fn}: {exc}; an answer must come back as a return value"
+                                ) from None
         except BaseException:  # KeyboardInterrupt included: never leave a worker mid-request
             self._discard()
             raise

@@ -63,7 +63,7 @@ def _signal(pid: int, sig: int) -> None:
 
 
 def kill_tree(root: int, include_root: bool) -> set[int]:
-    """SIGSTOP the tree until no new member appears (stopped processes cannot fork), then SIGKILL."""
+    """SIGSTOP the tree until no new member appears (a stopped process cannot fork); SIGKILL it."""
     stopped: set[int] = set()
     for _ in range(50):
         members = _tree(_proc_table(), root, stopped)

@@ -5,7 +5,8 @@ Started only by ``harness.isolation`` as
 
 Order matters, because the student's code runs in this process:
 
-1. resource limits, dropped capabilities and ``no_new_privs``, before anything else loads;
+1. resource limits, a read-only view of the file system (but for the worker's temporary
+   directory), no network, dropped capabilities and ``no_new_privs``, before anything else loads;
 2. the harness functions this loop needs are captured (``harness.codec``, ``harness.sources``)
    with only the repository root on ``sys.path``, so a student package named ``harness`` or
    a later monkey-patch of those modules cannot replace what the loop already holds;
@@ -41,11 +42,15 @@ CHUNK_S = 0.05
 CHUNK_BYTES = 1 << 20
 _HEADER = struct.Struct(">I")
 
-# Linux prctl options and the capability ABI (linux/prctl.h, linux/capability.h).
+# prctl options and the capability ABI (linux/prctl.h, linux/capability.h).
 _PR_CAPBSET_DROP = 24
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_SET_NO_NEW_PRIVS = 38
 _CAP_VERSION_3 = 0x20080522
+# Namespaces and mounts (linux/sched.h, linux/mount.h, fcntl.h).
+_CLONE_NEWNS, _CLONE_NEWNET = 0x00020000, 0x40000000
+_MS_BIND, _MS_REC, _MS_PRIVATE = 4096, 16384, 1 << 18
+_AT_FDCWD, _AT_RECURSIVE, _MOUNT_ATTR_RDONLY = -100, 0x8000, 0x1
 
 
 def _set_limits(limits: dict) -> None:
@@ -62,14 +67,42 @@ def _set_limits(limits: dict) -> None:
         resource.setrlimit(which, (value, value))
 
 
-def _harden() -> None:
-    """Best effort: become a subreaper, drop every capability, forbid gaining privileges.
+def _sandbox(libc: ctypes.CDLL, writable: str) -> bool:
+    """Best effort, as root: a private mount namespace where everything is read-only except
+    ``writable`` (the worker's temporary directory), and a network namespace with no network.
+
+    So the student's code cannot change the harness, its catalogs, reports or another workspace
+    (at import time, say, before the parent loads a catalog). Whether it worked is reported.
+    """
+    flags = _CLONE_NEWNS | _CLONE_NEWNET
+    if libc.unshare(flags) != 0 and libc.unshare(_CLONE_NEWNS) != 0:
+        return False
+    if libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+        return False  # never change mounts that propagate back to the host
+    path = writable.encode()
+    read_only = (ctypes.c_uint64 * 4)(_MOUNT_ATTR_RDONLY, 0, 0, 0)
+    read_write = (ctypes.c_uint64 * 4)(0, _MOUNT_ATTR_RDONLY, 0, 0)
+    setattr_ = libc.mount_setattr if hasattr(libc, "mount_setattr") else None
+    if setattr_ is None:
+        return False
+    if (setattr_(_AT_FDCWD, b"/", _AT_RECURSIVE, read_only, 32) != 0
+            or libc.mount(path, path, None, _MS_BIND, None) != 0
+            or setattr_(_AT_FDCWD, path, 0, read_write, 32) != 0):
+        return False
+    os.chdir(writable)  # the working directory still refers to the read-only mount below
+    return True
+
+
+def _harden(writable: str) -> bool:
+    """Best effort: sandbox, become a subreaper, drop every capability, forbid gaining privileges.
 
     As a subreaper, processes the student's code orphans stay below this worker, where the
-    parent finds and kills them. Without capabilities a root worker cannot raise its hard
-    limits, ptrace the parent or write its memory.
+    parent finds and kills them. Without capabilities a root worker cannot undo the sandbox,
+    raise its hard limits, ptrace the parent or write its memory. Returns whether the
+    sandbox is in place. Must run before any thread starts (``unshare`` of the mount table).
     """
     libc = ctypes.CDLL(None, use_errno=True)
+    sandboxed = _sandbox(libc, writable)
     libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     for cap in range(64):
         if libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
@@ -79,10 +112,11 @@ def _harden() -> None:
     if hasattr(libc, "capset"):
         libc.capset(header, data)
     libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    return sandboxed
 
 
 def _watch_parent() -> None:
-    """Exit when the parent dies, even while a student call hangs (no PDEATHSIG: it is per thread)."""
+    """Exit when the parent dies, even while a call hangs (not PDEATHSIG: that is per thread)."""
     parent = os.getppid()
 
     def watch() -> None:
@@ -293,9 +327,9 @@ def main(argv: list[str]) -> int:
     config = json.loads(argv[4])
     _set_limits(config["limits"])
     try:
-        _harden()
+        sandboxed = _harden(os.getcwd())
     except (OSError, AttributeError):  # pragma: no cover - a libc without prctl
-        pass
+        sandboxed = False
     _watch_parent()
     sys.dont_write_bytecode = True
     for fd in (request_fd, reply_fd, progress_fd):
@@ -305,7 +339,8 @@ def main(argv: list[str]) -> int:
     sys.path.remove(config["repo_root"])
     sys.path.insert(0, config["python_dir"])
     server.module, problem = _import(config["import_name"], config["python_dir"])
-    server.channel.send_text(json.dumps({"op": "ready", "problem": problem}))
+    ready = {"op": "ready", "problem": problem, "sandboxed": sandboxed}
+    server.channel.send_text(json.dumps(ready))
     if problem is None:
         server.serve()
     return 0

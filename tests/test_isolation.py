@@ -93,10 +93,29 @@ def fork_children():
     data = b""
     while data.count(b"\\n") < 50:
         data += os.read(r, 4096)
-    here = os.path.dirname(os.path.abspath(__file__))
-    with open(os.path.join(here, "pids.txt"), "wb") as f:
+    with open("pids.txt", "wb") as f:  # in the worker's directory, the only writable one
         f.write(data)
     return True
+
+
+def escape():
+    """What a submission could damage: files beside it, elsewhere, and the network."""
+    results = []
+    for path in (os.path.join(os.path.dirname(os.path.abspath(__file__)), "planted.py"),
+                 "/tmp/ol-planted-by-a-student"):
+        try:
+            with open(path, "w") as f:
+                f.write("pwned")
+            results.append(0)
+        except OSError as exc:
+            results.append(exc.errno)
+    import socket
+    try:
+        socket.create_connection(("1.1.1.1", 53), timeout=1).close()
+        results.append(0)
+    except OSError as exc:
+        results.append(exc.errno)
+    return tuple(results)
 
 
 def flood():
@@ -169,8 +188,9 @@ def same(p):
 '''
 
 FUNCTIONS = ("rejection_accept", "hang", "hard_exit", "soft_exit", "interrupt", "segfault",
-             "memory_bomb", "fork_children", "flood", "forge_stdout", "forge_protocol", "forge_frame",
-             "as_float32", "as_list", "as_subclass", "liar", "mutate", "same", "missing")
+             "memory_bomb", "fork_children", "flood", "forge_stdout", "forge_protocol",
+             "forge_frame", "as_float32", "as_list", "as_subclass", "liar", "mutate", "same",
+             "missing", "escape")
 RETURNS = {"rejection_accept": "bool", "hang": "bool", "hard_exit": "bool", "soft_exit": "bool",
            "interrupt": "bool", "segfault": "bool", "memory_bomb": "int", "fork_children": "bool",
            "flood": "bool", "forge_stdout": "bool", "forge_protocol": "bool", "forge_frame": "bool",
@@ -234,8 +254,8 @@ def test_hang_ignoring_signals_times_out_within_the_limit(hostile_dir: Path) -> 
 
 
 def test_os_exit_inside_a_function_is_a_crash(target: IsolatedTarget) -> None:
-    with pytest.raises(TargetCrashed, match=r"exited with code 0 during hard_exit\(\): did the code "
-                                            r"call os._exit\?"):
+    message = r"exited with code 0 during hard_exit\(\): did the code call os._exit\?"
+    with pytest.raises(TargetCrashed, match=message):
         target.call("hard_exit")
     works(target)
 
@@ -269,13 +289,11 @@ def test_memory_bomb_fails_without_harm(target: IsolatedTarget) -> None:
 
 
 def test_forked_children_are_killed_and_reaped(hostile_dir: Path) -> None:
-    pids_file = hostile_dir / "tinyllm" / "prob" / "pids.txt"
-    pids_file.unlink(missing_ok=True)
     t = IsolatedTarget("f", hostile_dir, IMPORT_NAME, FUNCTIONS, RETURNS)
     try:
         session = t._worker.proc.pid
         assert t.call("fork_children") is True
-        pids = [int(line) for line in pids_file.read_text().split()]
+        pids = [int(line) for line in (Path(t._worker.tmp) / "pids.txt").read_text().split()]
         assert len(pids) == 50
         assert not [pid for pid in pids if alive(pid)]  # killed right after the request
         works(t)
@@ -320,6 +338,18 @@ def test_forged_output_on_stdout_is_never_a_value(target: IsolatedTarget) -> Non
 def test_garbage_on_the_protocol_pipe_is_a_crash(target: IsolatedTarget, fn: str) -> None:
     with pytest.raises(TargetCrashed, match=f"{fn}: the worker sent"):
         target.call(fn)
+    works(target)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox needs root (as CI and grading run)")
+def test_the_file_system_is_read_only_and_there_is_no_network(target: IsolatedTarget,
+                                                               hostile_dir: Path) -> None:
+    beside, elsewhere, network = target.call("escape")
+    assert target.sandboxed is True
+    assert (beside, elsewhere) == (errno.EROFS, errno.EROFS)
+    assert network in (errno.ENETUNREACH, errno.EHOSTUNREACH)
+    assert not (hostile_dir / "tinyllm" / "prob" / "planted.py").exists()
+    assert not Path("/tmp/ol-planted-by-a-student").exists()
     works(target)
 
 
@@ -374,7 +404,8 @@ GOOD_ACCEPT = "\ndef rejection_accept(p_x, q_x, u):\n    return u < p_x / q_x\n"
     ("import tinyllm.no_such_module\n", "import", "No module named 'tinyllm.no_such_module'"),
     ("x = (1,\n", "syntax", "SyntaxError"),
 ])
-def test_import_problems_are_reported(tmp_path: Path, prelude: str, kind: str, message: str) -> None:
+def test_import_problems_are_reported(tmp_path: Path, prelude: str, kind: str,
+                                      message: str) -> None:
     python_dir = workspace(tmp_path, prelude + GOOD_ACCEPT)
     with IsolatedTarget("i", python_dir, IMPORT_NAME, ["rejection_accept"], RETURNS) as t:
         problem = t.import_status()
@@ -452,7 +483,8 @@ def outcome(result) -> tuple:
 def test_a_correct_copy_answers_as_the_reference(targets) -> None:
     in_process, isolated = targets
     cases = [
-        ("rejection_accept", [(0.5, 0.25, 0.75), (0.25, 0.5, 0.5), (0.0, 0.25, 0.0), (0.5, 0.0, 0.1)]),
+        ("rejection_accept",
+         [(0.5, 0.25, 0.75), (0.25, 0.5, 0.5), (0.0, 0.25, 0.0), (0.5, 0.0, 0.1)]),
         ("acceptance_probability", [(P, Q), (P, P), (P, Q[:3])]),
         ("residual_distribution", [(P, Q), (P, P), ([0.5, 0.5], [0.5, 0.5])]),
         ("speculative_step", [(P, Q, 1, 0.75, 0.75), (P, Q, 1, 0.25, 0.75), (P, Q, 2, 0.5, 0.5)]),
@@ -479,7 +511,7 @@ def test_sources_advance_as_in_process(targets) -> None:
 
 
 def test_a_source_first_seen_in_a_later_frame(targets) -> None:
-    """Requests travel in frames; a source that first appears after the first frame is shared too."""
+    """Requests travel in frames; a source first seen after the first frame is shared too."""
     in_process, isolated = targets
     p, q = np.array([0.5, 0.25, 0.25]), np.array([0.25, 0.5, 0.25])
     runs = []
@@ -504,20 +536,25 @@ def test_large_arrays_cross_in_several_frames_and_chunks(targets) -> None:
 
 
 def test_20000_cheap_calls_cost_less_than_twice_in_process(targets) -> None:
+    """The best of five runs each; other processes on a shared machine only ever slow a run
+    down, and a loaded machine hurts two processes more than one, so a bad round is retried."""
     in_process, isolated = targets
     calls = [(0.5, 0.25, i / 20000) for i in range(20000)]
     isolated.map("rejection_accept", calls[:1000])  # warm
-    times = {"in-process": [], "isolated": []}
-    for _ in range(5):  # the best of five: other processes on the machine only slow a run down
-        for name, t in (("in-process", in_process), ("isolated", isolated)):
-            start = time.perf_counter()
-            results = t.map("rejection_accept", calls)
-            times[name].append(time.perf_counter() - start)
-            assert [r.value for r in results[:3]] == [True, True, True]
-    fast, slow = min(times["in-process"]), min(times["isolated"])
-    print(f"\n20000 rejection_accept calls: in-process {fast:.3f} s, isolated {slow:.3f} s "
-          f"({slow / fast:.2f}x)")
-    assert slow < 2.0 * fast
+    for _ in range(3):
+        times: dict[str, list[float]] = {"in-process": [], "isolated": []}
+        for _ in range(5):
+            for name, t in (("in-process", in_process), ("isolated", isolated)):
+                start = time.perf_counter()
+                results = t.map("rejection_accept", calls)
+                times[name].append(time.perf_counter() - start)
+                assert [r.value for r in results[:3]] == [True, True, True]
+        fast, slow = min(times["in-process"]), min(times["isolated"])
+        print(f"\n20000 rejection_accept calls: in-process {fast:.3f} s, isolated {slow:.3f} s "
+              f"({slow / fast:.2f}x)")
+        if slow < 2.0 * fast:
+            return
+    pytest.fail(f"20000 isolated calls took {slow:.3f} s, in-process {fast:.3f} s")
 
 
 PROBE = '''
@@ -562,5 +599,6 @@ def test_the_worker_environment_is_scrubbed_and_limited(tmp_path: Path) -> None:
 def test_the_cpu_limit_is_a_crash_naming_it(tmp_path: Path) -> None:
     python_dir = workspace(tmp_path, PROBE)
     with IsolatedTarget("c", python_dir, IMPORT_NAME, ["spin"], {}, Limits(cpu_s=2)) as t:
+        assert t.import_status() is None
         with pytest.raises(TargetCrashed, match=r"during spin\(\): the CPU time limit of 2 s"):
             t.call("spin")
