@@ -29,7 +29,7 @@ REFERENCE_PYTHON = REPO / "reference" / "python"
 if str(REFERENCE_PYTHON) not in sys.path:  # tests/conftest.py normally does this
     sys.path.insert(0, str(REFERENCE_PYTHON))
 
-from tinyllm.prob import rejection as reference  # noqa: E402
+from tinyllm.prob import rejection as reference
 
 MODULE = "M07.6"
 FILE = "tinyllm/prob/rejection.py"
@@ -82,7 +82,8 @@ def mutated_module(mutant: Mutant) -> types.ModuleType:
     name = f"ol_mutant_{mutant.id}"
     module = types.ModuleType(name)
     module.__file__ = f"<{name}: {mutant.file}>"
-    exec(compile(apply(mutant, REFERENCE_SOURCE), module.__file__, "exec"), module.__dict__)
+    code = compile(apply(mutant, REFERENCE_SOURCE), module.__file__, "exec")
+    exec(code, module.__dict__)  # noqa: S102 - our own mutant of our own reference
     return module
 
 
@@ -103,7 +104,7 @@ def outcome(call: Callable[[], object]) -> str:
         warnings.simplefilter("ignore")
         try:
             return "returns " + show(call())
-        except Exception as exc:  # the probe records any failure as an outcome
+        except Exception as exc:  # noqa: BLE001 - any failure is the probe's outcome
             return "raises " + type(exc).__name__
 
 
@@ -170,7 +171,7 @@ def _same_object(mod: types.ModuleType) -> str:
     p = np.array(HALVES)
     try:
         result = mod.residual_distribution(p, p.copy())
-    except Exception as exc:  # a mutant that raises misbehaves too
+    except Exception as exc:  # noqa: BLE001 - a mutant that raises misbehaves too
         return "raises " + type(exc).__name__
     return "caller's p" if result is p or np.shares_memory(result, p) else "a new array"
 
@@ -198,7 +199,7 @@ FIRST_TRY = draw(HALVES, HALVES, 1.0, 0.1, 0.9)  # proposal 0.1 -> id 0, ratio 1
 def hand_law(mod: types.ModuleType) -> str:
     try:
         return speculative_law(mod, HAND_P, HAND_Q)
-    except Exception as exc:  # a mutant that raises misbehaves too
+    except Exception as exc:  # noqa: BLE001 - a mutant that raises misbehaves too
         return "raises " + type(exc).__name__
 
 
@@ -246,8 +247,7 @@ PROBES: dict[str, tuple[Probe, str]] = {
     "x16": (draw(HALVES, HALVES, 1.0, 0.1, 0.9, max_tries=0), "raises ValueError after 0 draws"),
     "x17": (draw(HALVES, HALVES, float("nan"), 0.5, repeat=True, max_tries=2),
             "raises ValueError after 0 draws"),
-    "x18": (call("acceptance_probability", TENTHS_P, TENTHS_P), "returns 0.9999999999999999"),
-    "x19": (call("residual_distribution", TENTHS_P, TENTHS_P), "returns " + show(np.array(TENTHS_P))),
+    "x18": (call("residual_distribution", TENTHS_P, TENTHS_P), "returns " + show(np.array(TENTHS_P))),
 }
 
 # ---- the library as a whole ----------------------------------------------------------------------
