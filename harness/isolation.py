@@ -37,10 +37,13 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
+
+import numpy as np
 
 from harness import proctree
 from harness.codec import MalformedReply, Reply, decode_reply, encode
@@ -279,12 +282,10 @@ class _Worker:
                 return message
             writing = self._write_some()
             wait = deadline - time.monotonic()
-            if wait <= 0:
-                raise _Hung()
             if self.pidfd is None:
                 wait = min(wait, 0.1)
             poller = self.write_poller if writing else self.poller
-            events = dict(poller.poll(max(1, int(wait * 1000 + 1))))
+            events = dict(poller.poll(max(0, int(wait * 1000 + 1))))  # 0: past the deadline
             if events.get(self.resp_r):
                 data = os.read(self.resp_r, 1 << 20)
                 if not data:
@@ -292,6 +293,11 @@ class _Worker:
                 self.buf += data
             elif events.get(self.pidfd) or (self.pidfd is None and self.proc.poll() is not None):
                 raise _Died()
+            if time.monotonic() >= deadline:  # even while bytes trickle in: a message is due
+                message = self._parse()
+                if message is None:
+                    raise _Hung()
+                return message
 
     def current_call(self, rid: int, count: int, fallback: int) -> int:
         """The index of the call in progress, from the worker's progress page if it is sane."""
@@ -540,8 +546,17 @@ def _chunk(message: dict, room: int) -> list[Reply]:
     decoded = [decode_reply(item) for item in table]
     if not all(type(i) is int for i in index) or min(index) < 0 or max(index) >= len(decoded):
         raise MalformedReply("the worker sent a malformed chunk of replies")
-    # Shared Reply objects only for scalar answers (the worker's rule), which nothing mutates.
+    if len(index) > len(decoded):  # one Reply for several calls: only an immutable value
+        for i, uses in Counter(index).items():
+            if uses > 1 and not _immutable(decoded[i].value):
+                raise MalformedReply("the worker shared a mutable reply between calls")
     return [decoded[i] for i in index]
+
+
+def _immutable(value: Any) -> bool:
+    if type(value) is tuple:
+        return all(_immutable(v) for v in value)
+    return value is None or type(value) in (bool, int, float) or isinstance(value, np.generic)
 
 
 def _problem(data: Any) -> ImportProblem:

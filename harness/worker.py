@@ -62,9 +62,26 @@ def _set_limits(limits: dict) -> None:
         (resource.RLIMIT_CORE, 0),
     ]
     if os.getuid() != 0:  # root is exempt from RLIMIT_NPROC: the parent kills strays instead
-        pairs.append((resource.RLIMIT_NPROC, limits["max_processes"]))
+        pairs.append((resource.RLIMIT_NPROC, _user_tasks() + limits["max_processes"]))
     for which, value in pairs:
         resource.setrlimit(which, (value, value))
+
+
+def _user_tasks() -> int:
+    """Processes and threads of this user now: RLIMIT_NPROC counts them all, so the worker gets
+    ``max_processes`` more than a developer's desktop already runs, not 64 in total."""
+    uid, count = str(os.getuid()), 0
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/status", encoding="ascii", errors="replace") as f:
+                fields = dict(line.split(":", 1) for line in f if ":" in line)
+            if fields["Uid"].split()[0] == uid:
+                count += int(fields["Threads"])
+        except (OSError, KeyError, ValueError, IndexError):
+            continue
+    return count
 
 
 def _sandbox(libc: ctypes.CDLL, writable: str) -> bool:
@@ -160,6 +177,15 @@ class Channel:
             view = view[self._write(self.reply_fd, view):]
 
 
+def _text(exc: BaseException) -> str:
+    """An exception's message; a hostile ``__str__`` must not break the report."""
+    try:
+        text = str(exc)
+    except BaseException:  # noqa: BLE001
+        text = "<unprintable>"
+    return text[:2000] if isinstance(text, str) else "<unprintable>"
+
+
 def _import(import_name: str, python_dir: str):
     """Import the student's module: ``(module, None)`` or ``(None, problem)``."""
     try:
@@ -170,13 +196,13 @@ def _import(import_name: str, python_dir: str):
     except (SystemExit, KeyboardInterrupt) as exc:
         return None, {"kind": "crash", "file": None, "line": None,
                       "message": f"importing {import_name} raised {type(exc).__name__}"
-                                 f"({exc}); a module must not exit the interpreter"}
+                                 f"({_text(exc)}); a module must not exit the interpreter"}
     except BaseException as exc:  # noqa: BLE001 - any failure of the import is reported, not raised
         file = line = None
         for frame in traceback.extract_tb(exc.__traceback__):
             if frame.filename.startswith(python_dir):
                 file, line = frame.filename, frame.lineno
-        return None, {"kind": "import", "message": f"{type(exc).__name__}: {exc}",
+        return None, {"kind": "import", "message": f"{type(exc).__name__}: {_text(exc)}",
                       "file": file, "line": line}
 
 
@@ -315,10 +341,10 @@ class Server:
 
     def serve(self) -> None:
         while True:
-            _reap_children()
             request = self.channel.recv()
             if request is None:
                 return
+            _reap_children()  # what the parent killed after the previous request, dead by now
             self.handle(request)
 
 

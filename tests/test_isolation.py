@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.codec import RemoteError
+from harness.codec import MalformedReply, RemoteError
 from harness.course import REFERENCE_PYTHON, load_course
 from harness.isolation import ImportProblem, IsolatedTarget, Limits
 from harness.sources import PCGSource, ScriptedSource
@@ -351,6 +351,23 @@ def test_the_file_system_is_read_only_and_there_is_no_network(target: IsolatedTa
     assert not (hostile_dir / "tinyllm" / "prob" / "planted.py").exists()
     assert not Path("/tmp/ol-planted-by-a-student").exists()
     works(target)
+
+
+def test_a_chunk_may_share_only_immutable_replies() -> None:
+    """The worker sends a repeated small reply once; a mutable one shared by two calls is refused."""
+    from harness.codec import encode
+    from harness.isolation import _chunk
+
+    def reply(value: object) -> dict:
+        return {"status": "returned", "value": encode(value), "mutated": [], "draws": []}
+
+    shared = _chunk({"table": [reply(True), reply((2, False))], "index": [0, 1, 0, 0]}, 4)
+    assert [r.value for r in shared] == [True, (2, False), True, True]
+    for bad in ({"table": [reply(P)], "index": [0, 0]}, {"table": [reply(1)], "index": [1]},
+                {"table": [reply(1)], "index": [0, 0, 0]}, {"table": [reply(1)], "index": [-1]},
+                {"table": [{"status": "returned", "value": {"t": "pickle"}}], "index": [0]}):
+        with pytest.raises(MalformedReply):
+            _chunk(bad, 2)
 
 
 def test_a_missing_function_raises_attribute_error(target: IsolatedTarget) -> None:
