@@ -12,8 +12,11 @@ import fnmatch
 import signal
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
+
+import numpy as np
 
 from harness.catalog import collect
 from harness.course import Module
@@ -42,6 +45,14 @@ def _alarm(seconds: float | None) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """numpy's floating-point warnings from code under test are not the harness's output."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        yield
+
+
 def select_cases(cases: list[tuple[CaseInfo, Callable[..., Any]]], pattern: str | None):
     """``-k`` selection: a substring or a shell pattern of the test name."""
     if not pattern:
@@ -56,7 +67,7 @@ def run_case(module: Module, info: CaseInfo, fn: Callable[..., Any], target: Tar
     outcome, message, pitfall = Outcome.PASSED, "", None
     start = time.perf_counter()
     try:
-        with _alarm(limit):
+        with _alarm(limit), _quiet():
             fn(target)
     except TargetEscape as exc:
         outcome, message = Outcome(exc.outcome), str(exc)

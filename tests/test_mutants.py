@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from harness import mutants as mutants_module
+from harness.course import load_course
 from harness.errors import HarnessError, MutantDoesNotApply
 from harness.mutants import Edit, Mutant, apply, find_mutant, load_mutants, mutants_dir
 
@@ -248,6 +249,9 @@ PROBES: dict[str, tuple[Probe, str]] = {
     "x17": (draw(HALVES, HALVES, float("nan"), 0.5, repeat=True, max_tries=2),
             "raises ValueError after 0 draws"),
     "x18": (call("residual_distribution", TENTHS_P, TENTHS_P), "returns " + show(np.array(TENTHS_P))),
+    # Ten ids of 0.1: left to right 0.9999999999999999, pairwise (and 1 - TV) 1.0.
+    "x19": (call("acceptance_probability", [0.1] * 10, [0.1] * 10), "returns 0.9999999999999999"),
+    "x20": (call("acceptance_probability", [0.1] * 10, [0.1] * 10), "returns 0.9999999999999999"),
 }
 
 # ---- the library as a whole ----------------------------------------------------------------------
@@ -264,7 +268,7 @@ def test_library_holds_the_chapter_mutants_and_the_extended_ones() -> None:
 @pytest.mark.parametrize("mutant", MUTANTS, ids=IDS)
 def test_every_field_is_well_formed(mutant: Mutant) -> None:
     assert (mutant.module, mutant.file) == (MODULE, FILE)
-    assert 1 <= mutant.pitfall <= 14
+    assert mutant.pitfall in load_course().module(MODULE).pitfalls
     assert set(mutant.designated) <= CATALOG, "designated tests must be the chapter's catalog tests"
     assert mutant.description.endswith(".") and "\n" not in mutant.description
     for leak in ("test_", "np.", "_arr", "def ", "`"):
