@@ -198,18 +198,21 @@ def cmd_lab(args: argparse.Namespace) -> int:
     return EXIT_PASS if result.verdict == "pass" else EXIT_FAIL
 
 
-# -- not built yet -----------------------------------------------------------------------------------
+# -- instructor and CI commands: each lives in its own module ---------------------------------------
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    load_course().module(args.module)
-    return _not_built("ol audit")
+    from harness.audit import cmd_audit as run
+
+    return run(args)
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
-    load_course().milestone(args.milestone)
-    return _not_built("ol gate")
+    from harness.gate import cmd_gate as run
+
+    return run(args)
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    load_course().module(args.module)
-    return _not_built("ol grade")
+    from harness.grade import cmd_grade as run
+
+    return run(args)
