@@ -186,6 +186,7 @@ class _Worker:
             shutil.rmtree(self.tmp, ignore_errors=True)
             raise
         self.started = time.monotonic()
+        self.root = self.proc.pid  # until ``find_root`` knows better
         self.pidfd = os.pidfd_open(self.proc.pid) if hasattr(os, "pidfd_open") else None
         os.set_blocking(self.req_w, False)
         self.poller, self.write_poller = select.poll(), select.poll()
@@ -321,21 +322,29 @@ class _Worker:
     def death(self, limits: Limits) -> tuple[str, str]:
         """What ended the worker's channel, and the likely cause (see ``describe_death``)."""
         returncode = self._status(time.monotonic() + 0.5)
-        try:  # a zombie's CPU time is final: it tells the CPU limit from other kills
+        try:  # a zombie's CPU time (with its reaped children's: a shim's) is final
             data = Path(f"/proc/{self.proc.pid}/stat").read_bytes()
             fields = data[data.rindex(b")") + 2:].split()
-            cpu_s = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            cpu_s = sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
         except (OSError, ValueError, IndexError):
             cpu_s = 0.0
         if returncode == -signal.SIGKILL and cpu_s >= limits.cpu_s - 1:
             return "the worker was killed by SIGKILL", f"the CPU time limit of {limits.cpu_s} s"
         return describe_death(returncode, limits)
 
+    def find_root(self, contained: bool) -> None:
+        """The process that runs the student's code: in a PID namespace, the shim's only child."""
+        if contained:
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                pid = self.proc.pid
+                children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+                self.root = int(children[0])
+
     def sweep(self) -> None:
         """Kill what the calls left running below the worker; the worker itself stays."""
-        pid = self.proc.pid
-        if proctree.has_strays(pid):
-            proctree.reap(proctree.kill_tree(pid, include_root=False), time.monotonic() + 1.0)
+        if proctree.has_strays(self.root, self.proc.pid):
+            proctree.reap(proctree.kill_tree(self.root, include_root=False),
+                          time.monotonic() + 1.0)
 
     def kill(self) -> None:
         """Kill the whole tree, reap it, release every resource. Idempotent."""
@@ -386,6 +395,7 @@ class IsolatedTarget(Target):
         self._closed = False
         self._received = 0  # replies of the current request so far: names the call that failed
         self.sandboxed = False  # whether the last worker runs with a read-only file system
+        self.contained = False  # and in a PID namespace of its own
         super().__init__(label, functions, returns)
         proctree.become_subreaper()
         self._worker = self._spawn()
@@ -441,6 +451,8 @@ class IsolatedTarget(Target):
                 raise MalformedReply(f"expected the import report, got op {message.get('op')!r}")
             worker.ready = message.get("problem") is None
             self.sandboxed = message.get("sandboxed") is True
+            self.contained = message.get("contained") is True
+            worker.find_root(self.contained)
             if not worker.ready:
                 self._problem = _problem(message["problem"])
         except _Hung:

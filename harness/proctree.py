@@ -3,7 +3,8 @@
 The worker runs in its own session and process group, and it and the parent are child
 subreapers, so every process the student's code starts is, until it is killed, either in the
 worker's session or a descendant of the worker (or, once the worker died, re-parented to us).
-Root is exempt from RLIMIT_NPROC, so this is what bounds forks. One gap remains: code that leaves
+Root is exempt from RLIMIT_NPROC, so this is what bounds forks. As root the worker also has a PID
+namespace of its own, which the kernel empties when the worker dies; without one, code that leaves
 the session (``setsid``), clears the worker's subreaper flag and double-forks escapes the search.
 """
 
@@ -147,6 +148,7 @@ def _adopted_from(session: int, worker: int) -> bool:
     return False
 
 
-def has_strays(worker: int) -> bool:
-    """Cheaply: whether the worker has children, or one of ours comes from its session."""
-    return _has_children(worker) or _adopted_from(worker, worker)
+def has_strays(root: int, session: int) -> bool:
+    """Cheaply: whether ``root`` (the student's process) has children, or one of ours comes from
+    the worker's ``session`` (the pid of the process we started)."""
+    return _has_children(root) or _adopted_from(session, session)

@@ -6,7 +6,9 @@ Started only by ``harness.isolation`` as
 Order matters, because the student's code runs in this process:
 
 1. resource limits, a read-only view of the file system (but for the worker's temporary
-   directory), no network, dropped capabilities and ``no_new_privs``, before anything else loads;
+   directory), no network, a PID namespace of its own, dropped capabilities and
+   ``no_new_privs``, before anything else loads (the namespaces need root; without them
+   the worker runs with the limits only, and says so in its ``ready`` message);
 2. the harness functions this loop needs are captured (``harness.codec``, ``harness.sources``)
    with only the repository root on ``sys.path``, so a student package named ``harness`` or
    a later monkey-patch of those modules cannot replace what the loop already holds;
@@ -24,18 +26,22 @@ Nothing here is trusted by the parent: it decodes every reply as plain data and 
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import importlib
 import json
 import mmap
 import os
 import resource
+import select
+import signal
 import struct
 import sys
 import threading
 import time
 import traceback
 from collections.abc import Iterator
+from typing import NoReturn
 
 CHUNK_CALLS = 256
 CHUNK_S = 0.05
@@ -43,12 +49,14 @@ CHUNK_BYTES = 1 << 20
 _HEADER = struct.Struct(">I")
 
 # prctl options and the capability ABI (linux/prctl.h, linux/capability.h).
+_PR_SET_PDEATHSIG = 1
 _PR_CAPBSET_DROP = 24
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_SET_NO_NEW_PRIVS = 38
 _CAP_VERSION_3 = 0x20080522
 # Namespaces and mounts (linux/sched.h, linux/mount.h, fcntl.h).
-_CLONE_NEWNS, _CLONE_NEWNET = 0x00020000, 0x40000000
+_CLONE_NEWNS, _CLONE_NEWNET, _CLONE_NEWPID = 0x00020000, 0x40000000, 0x20000000
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
 _MS_BIND, _MS_REC, _MS_PRIVATE = 4096, 16384, 1 << 18
 _AT_FDCWD, _AT_RECURSIVE, _MOUNT_ATTR_RDONLY = -100, 0x8000, 0x1
 
@@ -110,16 +118,52 @@ def _sandbox(libc: ctypes.CDLL, writable: str) -> bool:
     return True
 
 
-def _harden(writable: str) -> bool:
-    """Best effort: sandbox, become a subreaper, drop every capability, forbid gaining privileges.
+def _contain(libc: ctypes.CDLL) -> bool:
+    """Best effort, inside the sandbox: a PID namespace, so the student's code can neither see nor
+    signal any process outside it (it cannot stop or kill the harness), and everything it forks
+    dies with it, whatever ``setsid`` or double forks it tries.
+
+    The process the parent started stays outside as a shim (``_shim``) that mirrors how its only
+    child, PID 1 of the namespace, ends. Returns True in that child, False if there is no namespace.
+    """
+    parent = os.getppid()
+    if libc.unshare(_CLONE_NEWPID) != 0:
+        return False
+    child = os.fork()
+    if child != 0:
+        _shim(child, parent)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the shim is killed: so are we
+    # A read-only /proc of this namespace: no host process is visible either.
+    libc.mount(b"proc", b"/proc", b"proc", _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
+    return True
+
+
+def _shim(child: int, parent: int) -> NoReturn:
+    """Wait for the namespace's PID 1 and end as it ended (the same exit code or signal); kill it
+    if the harness dies. Holds no descriptor, so the parent sees the protocol close with the child.
+    """
+    os.closerange(0, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+    watch = select.poll()
+    watch.register(os.pidfd_open(child), select.POLLIN)
+    while not watch.poll(1000):
+        if os.getppid() != parent:
+            os.kill(child, signal.SIGKILL)
+    _, status = os.waitpid(child, 0)
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), sig)
+    os._exit(os.waitstatus_to_exitcode(status) & 0xFF if os.WIFEXITED(status) else 1)
+
+
+def _drop_privileges(libc: ctypes.CDLL) -> None:
+    """Become a subreaper, drop every capability, forbid gaining privileges (best effort).
 
     As a subreaper, processes the student's code orphans stay below this worker, where the
-    parent finds and kills them. Without capabilities a root worker cannot undo the sandbox,
-    raise its hard limits, ptrace the parent or write its memory. Returns whether the
-    sandbox is in place. Must run before any thread starts (``unshare`` of the mount table).
+    parent finds them. Without capabilities a root worker cannot undo the sandbox, raise its
+    hard limits, ptrace the parent or write its memory.
     """
-    libc = ctypes.CDLL(None, use_errno=True)
-    sandboxed = _sandbox(libc, writable)
     libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     for cap in range(64):
         if libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
@@ -129,11 +173,11 @@ def _harden(writable: str) -> bool:
     if hasattr(libc, "capset"):
         libc.capset(header, data)
     libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-    return sandboxed
 
 
 def _watch_parent() -> None:
-    """Exit when the parent dies, even while a call hangs (not PDEATHSIG: that is per thread)."""
+    """Without a shim: exit when the parent dies, even while a call hangs (PDEATHSIG is per
+    thread of the parent, so it could fire while the harness lives)."""
     parent = os.getppid()
 
     def watch() -> None:
@@ -352,11 +396,13 @@ def main(argv: list[str]) -> int:
     request_fd, reply_fd, progress_fd = (int(a) for a in argv[1:4])
     config = json.loads(argv[4])
     _set_limits(config["limits"])
-    try:
-        sandboxed = _harden(os.getcwd())
-    except (OSError, AttributeError):  # pragma: no cover - a libc without prctl
-        sandboxed = False
-    _watch_parent()
+    # Before any thread starts: unshare of the mount table and fork need a single thread.
+    libc = ctypes.CDLL(None, use_errno=True)
+    sandboxed = _sandbox(libc, os.getcwd())
+    contained = sandboxed and _contain(libc)  # the new /proc must stay in the private mounts
+    _drop_privileges(libc)
+    if not contained:
+        _watch_parent()
     sys.dont_write_bytecode = True
     for fd in (request_fd, reply_fd, progress_fd):
         os.set_inheritable(fd, False)  # a program the student's code execs gets none of them
@@ -365,7 +411,7 @@ def main(argv: list[str]) -> int:
     sys.path.remove(config["repo_root"])
     sys.path.insert(0, config["python_dir"])
     server.module, problem = _import(config["import_name"], config["python_dir"])
-    ready = {"op": "ready", "problem": problem, "sandboxed": sandboxed}
+    ready = {"op": "ready", "problem": problem, "sandboxed": sandboxed, "contained": contained}
     server.channel.send_text(json.dumps(ready))
     if problem is None:
         server.serve()
