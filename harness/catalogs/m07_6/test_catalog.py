@@ -309,13 +309,18 @@ def test_residual_is_a_distribution(target):
         total = ltr_sum(res)
         expect(abs(total - 1.0) <= 1e-12, f"{where} returned {fmt(res)}, which sums to {total!r}, "
                "not 1: divide max(0, p - q) by Z = its sum", 4)
+        for i, (a, b) in enumerate(zip(p, q)):
+            expect(a > b or res[i] == 0.0,
+                   f"{where} returned {fmt(res)}: entry {i} is {res[i]!r} although p = {a!r} <= "
+                   f"q = {b!r} there; the residual only holds what the draft under-proposed, "
+                   "max(0, p - q)", 3)
         alpha = sum(min(Fraction(a), Fraction(b)) for a, b in zip(p, q))
         for i, (a, b) in enumerate(zip(p, q)):
             want = max(Fraction(a) - Fraction(b), Fraction(0)) / (1 - alpha)
             expect(abs(Fraction(float(res[i])) - want) <= 1e-12,
                    f"{where} returned {fmt(res)}: entry {i} is {res[i]!r}, expected "
-                   f"max(0, p - q) / (1 - alpha) = {float(want)!r} (p = {a!r}, q = {b!r})",
-                   3 if (a <= b) != (res[i] == 0) or a < b else 4)
+                   f"max(0, p - q) / Z = {float(want)!r} with Z = 1 - alpha = {float(1 - alpha)!r} "
+                   f"(p = {a!r}, q = {b!r})", 4)
 
 
 @case("boundary", "p = q gives a copy of p", "no 0/0, no aliasing of the caller's array",

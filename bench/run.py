@@ -1,0 +1,73 @@
+"""Wall-time benchmarks of ol's main commands, as medians over repeated runs in one session.
+
+    python3 bench/run.py [--repeat 5] [--out docs/benchmarks.md]
+
+Each command runs as a fresh process (what a user waits for, start-up included); the commands are
+interleaved round by round, so a change in the machine's load hits all of them alike. Ratios are
+taken between medians of the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+COMMANDS = {
+    "check_reference": ["check", "M07.6", "--target", "reference"],
+    "check_isolated": ["check", "M07.6", "--workspace", "reference"],
+    "lab": ["lab", "M07.6", "--out", "{tmp}"],
+}
+RATIOS = [
+    ("check_isolated", "check_reference", "isolated check / in-process check", 1.3),
+    ("lab", "check_reference", "lab (all mutants) / one in-process check", 5.0),
+]
+
+
+def time_once(args: list[str], tmp: str) -> float:
+    cmd = [sys.executable, "-m", "harness", *[a.format(tmp=tmp) for a in args]]
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
+    return elapsed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--only", nargs="*", choices=sorted(COMMANDS), default=sorted(COMMANDS))
+    opts = parser.parse_args()
+    times: dict[str, list[float]] = {name: [] for name in opts.only}
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(opts.repeat):
+            for name in opts.only:
+                times[name].append(time_once(COMMANDS[name], tmp))
+    med = {name: statistics.median(v) for name, v in times.items()}
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    print(f"medians of {opts.repeat} runs (wall seconds, fresh process each)\n")
+    print("| command | median s | runs |")
+    print("|---|---|---|")
+    for name in opts.only:
+        runs = ", ".join(f"{t:.2f}" for t in times[name])
+        print(f"| `ol {' '.join(COMMANDS[name]).replace('{tmp}', 'TMP')}` | {med[name]:.2f} | {runs} |")
+    print()
+    for a, b, label, target in RATIOS:
+        if a in med and b in med:
+            ratio = med[a] / med[b]
+            verdict = "within" if ratio <= target else "OVER"
+            print(f"- {label}: {ratio:.2f} ({verdict} the target of {target})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,102 @@
+"""``ol check`` end to end: the reference in-process and isolated, stubs, dependencies, mutants."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness.check import CheckRequest, run_check
+from harness.cli import main
+from harness.course import REFERENCE_PYTHON, load_course
+from harness.lab import mutant_source
+from harness.mutants import load_mutants
+from harness.workspace import resolve_workspace
+
+MODULE = load_course().module("M07.6")
+REFERENCE_WS = REFERENCE_PYTHON.parent
+
+
+def reference_copy(dest: Path) -> Path:
+    shutil.copytree(REFERENCE_PYTHON / "tinyllm", dest / "python" / "tinyllm",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
+@pytest.mark.slow
+def test_reference_passes_in_process_and_isolated(capsys, tmp_path):
+    assert main(["check", "M07.6", "--target", "reference"]) == 0
+    out = capsys.readouterr().out
+    assert "M07.6: 19 passed, 0 failed (verdict: pass)" in out
+    report = tmp_path / "r.json"
+    assert main(["check", "M07.6", "--workspace", str(REFERENCE_WS), "--json", str(report)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == f"ol check M07.6: workspace {REFERENCE_WS}"
+    data = json.loads(report.read_text())
+    assert (data["verdict"], data["passed"], data["failed"]) == ("pass", 19, 0)
+    assert {t["outcome"] for t in data["tests"]} == {"passed"}
+
+
+def test_fresh_stubs_fail_every_test_as_not_implemented(tmp_path, capsys):
+    assert main(["start", "M07.6", "--workspace", str(tmp_path)]) == 0
+    assert main(["check", "M07.6", "--workspace", str(tmp_path), "--ref-deps"]) == 1
+    out = capsys.readouterr().out
+    assert "M07.6: 0 passed, 19 failed (verdict: fail)" in out
+    assert out.count("not implemented yet") == 19
+    assert "Traceback" not in out
+
+
+def test_a_stubbed_dependency_stops_the_check(tmp_path, capsys):
+    main(["start", "M07.6", "--workspace", str(tmp_path)])
+    capsys.readouterr()
+    assert main(["check", "M07.6", "--workspace", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ol: M07.6 needs M07.1") and err.count("\n") == 1 and "--ref-deps" in err
+
+
+def test_reports_are_written(tmp_path, capsys):
+    ws = reference_copy(tmp_path / "ws")
+    paths = {k: tmp_path / f"out.{k}" for k in ("json", "junit", "gradescope")}
+    args = ["check", "M07.6", "--workspace", str(ws), "-k", "hand_example"]
+    for k, p in paths.items():
+        args += [f"--{k}", str(p)]
+    assert main(args) == 0
+    assert json.loads(paths["json"].read_text())["passed"] == 2
+    assert paths["junit"].read_text().startswith("<?xml")
+    assert json.loads(paths["gradescope"].read_text())["score"] == 2
+
+
+def test_diff_needs_a_pass_of_exactly_the_current_file(tmp_path, capsys):
+    ws = reference_copy(tmp_path / "ws")
+    assert main(["diff", "M07.6", "--workspace", str(ws)]) == 2
+    assert "has not passed" in capsys.readouterr().err
+    assert main(["check", "M07.6", "--workspace", str(ws)]) == 0
+    capsys.readouterr()
+    assert main(["diff", "M07.6", "--workspace", str(ws)]) == 0
+    assert "identical to the reference" in capsys.readouterr().out
+    mine = ws / "python/tinyllm/prob/rejection.py"
+    mine.write_text(mine.read_text() + "\n# a change after the pass\n")
+    assert main(["diff", "M07.6", "--workspace", str(ws)]) == 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mutant", [m for m in load_mutants("M07.6") if not m.extended],
+                         ids=lambda m: m.id)
+def test_a_workspace_with_a_chapter_bug_fails_its_designated_test(mutant, tmp_path):
+    """Issue #3's check: each s-mutant, hand-copied into a workspace, checked isolated."""
+    ws = reference_copy(tmp_path / "ws")
+    (ws / "python" / mutant.file).write_text(mutant_source(mutant, MODULE))
+    pattern = mutant.designated[0]
+    result = run_check(CheckRequest("M07.6", str(ws), "student", False, pattern),
+                       resolve_workspace(str(ws)))
+    failed = {t.name: t for t in result.tests if not t.ok}
+    assert pattern in failed, f"{mutant.id} passed {pattern}"
+    assert failed[pattern].pitfall == mutant.pitfall
+
+
+def test_check_against_a_mutant_names_its_pitfall(capsys):
+    assert main(["check", "M07.6", "--target", "s01", "-k", "test_accept_is_strict"]) == 1
+    out = capsys.readouterr().out
+    assert "see pitfall 1: accepting on u <= r" in out
