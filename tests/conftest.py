@@ -20,3 +20,14 @@ def _put_reference_first() -> None:
 
 
 _put_reference_first()
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def real_lab():
+    """One real ``run_lab("M07.6")`` shared by every test that needs the whole kill matrix."""
+    from harness.lab import run_lab
+
+    return run_lab("M07.6", jobs=2)

@@ -14,8 +14,8 @@ from harness.mutants import load_mutants
 
 
 @pytest.fixture(scope="module")
-def lab():
-    return run_lab("M07.6", jobs=2)
+def lab(real_lab):
+    return real_lab
 
 
 @pytest.mark.slow

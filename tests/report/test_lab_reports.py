@@ -439,11 +439,7 @@ def test_lab_summary_stays_one_screen_when_everything_survives():
 
 # -- the real lab, once ---------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def real_lab() -> LabResult:
-    from harness.lab import run_lab
-
-    return run_lab(MODULE, jobs=2)
+# ``real_lab`` is the session fixture of tests/conftest.py: one lab run for the whole suite.
 
 
 @pytest.mark.slow
