@@ -202,8 +202,10 @@ class _Worker:
 
     def _launch(self, python_dir: Path, import_name: str, limits: Limits) -> None:
         """The pipes, the progress page and the process; on failure nothing stays open."""
+        self.cgroup = proctree.pids_cgroup(limits.max_processes)
         config = json.dumps({
             "repo_root": str(REPO_ROOT), "python_dir": str(python_dir), "import_name": import_name,
+            "cgroup": self.cgroup,
             "limits": {"memory_bytes": limits.memory_mb << 20, "cpu_s": int(limits.cpu_s),
                        "file_bytes": int(limits.file_bytes), "max_processes": limits.max_processes},
         })
@@ -229,6 +231,7 @@ class _Worker:
                 self._map.close()
             for fd in (*child_ends, self.req_w, self.resp_r, self.out_r):
                 os.close(fd)
+            proctree.remove_cgroup(self.cgroup, 0.0)
             raise
         for fd in child_ends:
             os.close(fd)
@@ -357,6 +360,7 @@ class _Worker:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=5)  # after this every orphan has been re-parented to us
         proctree.reap(members - {self.proc.pid}, time.monotonic() + 2.0)
+        proctree.remove_cgroup(self.cgroup, time.monotonic() + 1.0)
         self.stop.set()
         self.drain.join(timeout=2.0)
         for fd in (self.req_w, self.resp_r, self.pidfd):

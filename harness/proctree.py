@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import secrets
 import signal
 import time
 
@@ -152,3 +153,52 @@ def has_strays(root: int, session: int) -> bool:
     """Cheaply: whether ``root`` (the student's process) has children, or one of ours comes from
     the worker's ``session`` (the pid of the process we started)."""
     return _has_children(root) or _adopted_from(session, session)
+
+
+def pids_cgroup(limit: int) -> str | None:
+    """Best effort, as root: a cgroup of the v1 ``pids`` controller that caps the tasks of a
+    worker's whole tree at ``limit`` (root is exempt from RLIMIT_NPROC, not from this), so a fork
+    bomb stops at ``limit`` instead of exhausting the machine's pids before the call's time-out.
+    The worker joins it first thing; its read-only ``/sys`` keeps it there. None if unavailable.
+    """
+    mount = relative = None
+    with contextlib.suppress(OSError):
+        with open("/proc/self/mountinfo", encoding="utf-8") as f:
+            for line in f:
+                fields = line.split()
+                tail = fields[fields.index("-") + 1:]
+                if tail[0] == "cgroup" and "pids" in tail[2].split(","):
+                    mount = fields[4]
+        with open("/proc/self/cgroup", encoding="utf-8") as f:
+            for line in f:
+                _, controllers, path = line.rstrip("\n").split(":", 2)
+                if "pids" in controllers.split(","):
+                    relative = path
+    if mount is None or relative is None:
+        return None
+    path = os.path.join(mount + relative.rstrip("/"), f"ol-worker-{secrets.token_hex(6)}")
+    try:
+        os.mkdir(path)
+    except OSError:
+        return None
+    try:
+        with open(os.path.join(path, "pids.max"), "w", encoding="ascii") as f:
+            f.write(str(limit))
+    except OSError:
+        remove_cgroup(path, 0.0)
+        return None
+    return path
+
+
+def remove_cgroup(path: str | None, deadline: float) -> None:
+    """Remove a worker's cgroup once its last task is reaped (EBUSY until then)."""
+    while path is not None:
+        try:
+            os.rmdir(path)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            if time.monotonic() >= deadline:
+                return
+            time.sleep(0.005)

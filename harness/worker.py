@@ -395,6 +395,9 @@ class Server:
 def main(argv: list[str]) -> int:
     request_fd, reply_fd, progress_fd = (int(a) for a in argv[1:4])
     config = json.loads(argv[4])
+    if config.get("cgroup"):  # the parent's cap on the tasks of this whole tree
+        with contextlib.suppress(OSError), open(f"{config['cgroup']}/cgroup.procs", "w") as f:
+            f.write(str(os.getpid()))
     _set_limits(config["limits"])
     # Before any thread starts: unshare of the mount table and fork need a single thread.
     libc = ctypes.CDLL(None, use_errno=True)

@@ -102,7 +102,7 @@ def escape(harness_pid):
     """What a submission could damage: the harness, files beside it, elsewhere, the network."""
     results = []
     try:
-        os.kill(harness_pid, signal.SIGSTOP)
+        os.kill(harness_pid, 0)  # only asks whether it could signal (stop, kill) the harness
         results.append(0)
     except OSError as exc:
         results.append(exc.errno)
@@ -121,6 +121,21 @@ def escape(harness_pid):
     except OSError as exc:
         results.append(exc.errno)
     return tuple(results)
+
+
+def many_children(n):
+    """A fork bomb, bounded: as many sleeping children as the limits allow, up to n."""
+    made = 0
+    for _ in range(n):
+        try:
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:
+            time.sleep(1000)
+            os._exit(0)
+        made += 1
+    return made
 
 
 def flood():
@@ -195,12 +210,12 @@ def same(p):
 FUNCTIONS = ("rejection_accept", "hang", "hard_exit", "soft_exit", "interrupt", "segfault",
              "memory_bomb", "fork_children", "flood", "forge_stdout", "forge_protocol",
              "forge_frame", "as_float32", "as_list", "as_subclass", "liar", "mutate", "same",
-             "missing", "escape")
+             "missing", "escape", "many_children")
 RETURNS = {"rejection_accept": "bool", "hang": "bool", "hard_exit": "bool", "soft_exit": "bool",
            "interrupt": "bool", "segfault": "bool", "memory_bomb": "int", "fork_children": "bool",
            "flood": "bool", "forge_stdout": "bool", "forge_protocol": "bool", "forge_frame": "bool",
            "as_float32": "float", "as_list": "float64[]", "as_subclass": "float64[]",
-           "liar": "float", "mutate": "float64[]", "same": "float64[]"}
+           "liar": "float", "mutate": "float64[]", "same": "float64[]", "many_children": "int"}
 P = np.array([0.5, 0.25, 0.25, 0.0])
 Q = np.array([0.25, 0.5, 0.0, 0.25])
 
@@ -329,6 +344,14 @@ def test_forked_children_are_killed_and_reaped(hostile_dir: Path) -> None:
     assert processes_of(namespace, shim) == []  # not even zombies: reaped
 
 
+def test_a_fork_bomb_stops_at_the_process_limit(hostile_dir: Path) -> None:
+    limits = Limits(max_processes=16)
+    with IsolatedTarget("b", hostile_dir, IMPORT_NAME, FUNCTIONS, RETURNS, limits) as t:
+        made = t.call("many_children", 300)
+        assert 0 < made < 16  # the worker itself counts too
+        works(t)
+
+
 def test_200_mb_of_output_is_capped_and_quick(target: IsolatedTarget) -> None:
     target.import_status()
     start = time.monotonic()
@@ -361,6 +384,7 @@ def test_garbage_on_the_protocol_pipe_is_a_crash(target: IsolatedTarget, fn: str
 @pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox needs root (as CI and grading run)")
 def test_the_harness_files_and_network_are_out_of_reach(target: IsolatedTarget,
                                                                hostile_dir: Path) -> None:
+    Path("/tmp/ol-planted-by-a-student").unlink(missing_ok=True)  # from a run without sandbox
     stop, beside, elsewhere, network = target.call("escape", os.getpid())
     assert (target.sandboxed, target.contained) == (True, True)
     assert stop == errno.ESRCH  # the harness is not even visible from the worker
