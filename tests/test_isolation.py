@@ -657,7 +657,8 @@ def test_the_worker_environment_is_scrubbed_and_limited(tmp_path: Path) -> None:
 
 def test_the_cpu_limit_is_a_crash_naming_it(tmp_path: Path) -> None:
     python_dir = workspace(tmp_path, PROBE)
-    with IsolatedTarget("c", python_dir, IMPORT_NAME, ["spin"], {}, Limits(cpu_s=2)) as t:
+    limits = Limits(cpu_s=2, call_timeout_s=60.0)  # CPU time, however loaded the machine is
+    with IsolatedTarget("c", python_dir, IMPORT_NAME, ["spin"], {}, limits) as t:
         assert t.import_status() is None
         with pytest.raises(TargetCrashed, match=r"during spin\(\): the CPU time limit of 2 s"):
             t.call("spin")
