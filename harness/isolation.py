@@ -39,9 +39,9 @@ from harness.codec import MalformedReply, Reply, decode_reply, encode
 from harness.sources import RecordingSource, ScriptedSource
 from harness.target import Target, TargetCrashed, TargetTimedOut, show_args
 from harness.worker import CHUNK_S
-from harness.workerproc import Died, Hung, Limits, Output, WorkerProcess
+from harness.workerproc import Died, Hung, Limits, Output, WorkerProcess, describe_death
 
-__all__ = ["ImportProblem", "IsolatedTarget", "Limits"]
+__all__ = ["ImportProblem", "IsolatedTarget", "Limits", "describe_death"]
 
 MAX_DRAWS = 10**8  # per call; more than a worker can draw within any sane call limit
 FIRST_PIECE, PIECE, FRAME_BYTES = 256, 4096, 1 << 20  # how the parent cuts a request into frames
