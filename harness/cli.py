@@ -62,7 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text", action=_Once)
     p.add_argument("--mine", metavar="PATH", action=_Once,
                    help="grade your own tests against correct and buggy implementations (rung R1)")
-    _workspace_arg(p)
+    _workspace_arg(p, "with --mine: where a relative PATH is found (default: the current directory)")
+    for flag in ("json", "gradescope"):
+        p.add_argument(f"--{flag}", metavar="FILE", action=_Once,
+                       help=f"with --mine: also write a {flag} report")
+    p.add_argument("--jobs", type=int, metavar="N", action=_Once,
+                   help="with --mine: processes (default: all cores)")
 
     p = sub.add_parser("start", help="write the stubs of a module into your workspace")
     p.add_argument("module")

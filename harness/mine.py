@@ -1,12 +1,1080 @@
-"""``ol tests --mine``: not built yet."""
+"""``ol tests MODULE --mine PATH``: grade a student's own tests (rung R1).
+
+The student's pytest suite runs against the module's correct implementations (the reference and
+the hidden ones of ``harness.alternatives``) and against every mutant of the library:
+
+- a test that fails on a correct implementation is *wrong*: it would reject correct code;
+- a mutant is *caught* when at least one test failed on it while that same test passed on every
+  correct implementation (so a suite that fails everything catches nothing);
+- what a student reads about a missed mutant is the library's metadata only: its description,
+  its pitfall and its hint; never its code, never a catalog test's name.
+
+How it runs. One fork server (``serve``) in a worker process, started like ``ol check``'s worker
+(own session, the same rlimits, hardening and scrubbed environment, cwd a temporary directory,
+stdin closed), imports numpy, pytest and the reference dependencies once. Per implementation it
+forks a child that installs the implementation as the module from memory, runs ``pytest.main``
+over a snapshot of the suite with a recording plugin (``_Recorder``), writes one JSON report to a
+pipe of its own and exits. The parent keeps ``--jobs`` children busy and decodes every report as
+plain data (no pickle). It enforces a wall-clock limit per run: past it, the server SIGKILLs that
+run's process tree (it sees the runs' PID namespace, the parent does not), and a server that does
+not confirm within seconds is killed with everything it started.
+
+Trust. The student's tests run in the children and can do anything there, including forging the
+report, which is written from inside their process. So nothing rests on a child's honesty, and a
+child cannot learn which implementation it runs except by testing it: no name, kind or position
+of an implementation reaches the server (a random run id and the source, in a random order), and
+the implementation's frames are hidden from tracebacks. Whatever a report claims is then a
+function of the implementation's behaviour: a forged "all passed" on a mutant only means
+"missed", and a forged failure fails on correct code as well. Every failure to report fails
+closed: a crash, a timeout, a report that does not parse or a session that did not finish means
+"not caught" for a mutant and "cannot run" for a correct implementation, after which no test is
+trusted to catch anything. (A test that reads the implementation's code rather than calling it
+can still tell them apart; like any test of code instead of behaviour, that is outside what this
+grades.)
+
+Longer than the house 400 lines: the parent and the server speak one protocol and only make sense
+read together; the verdict and its three formats follow them.
+"""
 
 from __future__ import annotations
 
 import argparse
+import ast
+import contextlib
+import ctypes
+import functools
+import gc
+import json
+import os
+import random
+import secrets
+import select
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
-from harness.course import Module
-from harness.errors import HarnessError
+from harness.course import REFERENCE_PYTHON, REPO_ROOT, Module
+from harness.errors import HarnessError, MutantDoesNotApply, VerdictFailure
+from harness.model import FORMAT_VERSION
 
+RUN_LIMIT_S = 60.0  # wall clock per implementation: the whole suite once
+SEND_LIMIT_S = 10.0  # for the server to take a request and fork
+KILL_GRACE_S = 5.0  # for the server to kill and reap a run that ran out of time
+REPORT_BYTES = 4 << 20  # one child's report; more is a report the harness will not read
+MESSAGE_BYTES = 3 * REPORT_BYTES  # a relayed report is JSON inside JSON
+MESSAGE_CHARS = 3000  # failure text kept per test
+MAX_TESTS = 20000
+SUITE_FILES, SUITE_BYTES = 2000, 32 << 20
+SKIPPED_DIRS = {"__pycache__", ".git", ".pytest_cache", ".hypothesis", ".tox", ".venv", "venv",
+                ".mypy_cache", ".ruff_cache", "node_modules"}
+# Installed modules a suite may import that are slow to import: imported once in the server.
+PRELOAD = ("scipy", "scipy.stats", "scipy.special", "hypothesis", "hypothesis.strategies",
+           "hypothesis.extra.numpy")
+OUTCOMES = ("passed", "failed", "skipped", "incomplete")
+_HEADER = struct.Struct(">I")
+_PR_SET_PDEATHSIG, _PR_SET_DUMPABLE = 1, 4
+_BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
+         "from harness.mine import serve; serve(sys.argv[2:])")
+
+
+# == what runs =====================================================================================
+
+@dataclass(frozen=True)
+class Implementation:
+    """One version of the module the suite runs against: correct (``mutant`` None) or a mutant."""
+
+    key: str  # "reference", an alternative's name, or a mutant id
+    label: str  # how a student reads it
+    source: str = field(repr=False)
+    mutant: Any = None  # harness.mutants.Mutant
+    differs: str = ""  # for a hidden correct implementation: how it legitimately differs
+
+    @property
+    def correct(self) -> bool:
+        return self.mutant is None
+
+
+def implementations(module: Module, mutant_ids: list[str] | None = None) -> list[Implementation]:
+    """The reference, the hidden correct implementations, then the mutants (or ``mutant_ids``)."""
+    from harness.alternatives import load_alternatives
+    from harness.lab import mutant_source
+    from harness.mutants import find_mutant, load_mutants
+
+    impls = [Implementation("reference", "the reference",
+                            (REFERENCE_PYTHON / module.file).read_text(encoding="utf-8"))]
+    impls += [Implementation(a.name, f"hidden implementation '{a.name}'", a.source(module),
+                             differs=a.differs) for a in load_alternatives(module)]
+    mutants = (load_mutants(module.id) if mutant_ids is None
+               else [find_mutant(module.id, m) for m in mutant_ids])
+    for m in mutants:
+        try:
+            impls.append(Implementation(m.id, f"bug {m.id}", mutant_source(m, module), mutant=m))
+        except MutantDoesNotApply as exc:
+            raise VerdictFailure(exc.message, exc.hint) from None
+    return impls
+
+
+@dataclass(frozen=True)
+class Run:
+    """The suite against one implementation, as the parent judged the child's report."""
+
+    status: str  # ran | timeout | crashed | unreadable | interrupted | collection error | no tests
+    outcomes: dict[str, str] = field(default_factory=dict)  # test id -> one of OUTCOMES
+    messages: dict[str, str] = field(default_factory=dict)  # test id -> failure text
+    problem: str = ""  # why the status is not "ran", for a student
+
+    @property
+    def ran(self) -> bool:
+        return self.status == "ran"
+
+
+# == the suite, staged =============================================================================
+
+def resolve_suite(path_arg: str, workspace_arg: str | None) -> Path:
+    """``--mine PATH`` as a file or folder of pytest tests; relative to ``--workspace`` if given."""
+    path = Path(path_arg).expanduser()
+    if not path.is_absolute() and workspace_arg:
+        from harness.workspace import resolve_workspace
+
+        path = resolve_workspace(workspace_arg).root / path
+    hint = "give the test file or the folder of your pytest tests"
+    if not path.exists():
+        raise HarnessError(f"--mine {path_arg}: {path} does not exist", hint)
+    if path.is_file() and path.suffix != ".py":
+        raise HarnessError(f"--mine {path_arg} is not a Python file", hint)
+    if path.is_dir() and not any(_is_test_file(p) for p in path.rglob("*.py")):
+        raise HarnessError(f"--mine {path_arg} holds no test file (test_*.py or *_test.py)", hint)
+    return path.resolve()
+
+
+def _is_test_file(path: Path) -> bool:
+    return path.name.startswith("test_") or path.name.endswith("_test.py")
+
+
+def stage(module: Module, suite: Path) -> tuple[Path, dict[str, Any]]:
+    """A temporary folder with a snapshot of the suite, the dependencies and an empty pytest.ini.
+
+    The children read only this snapshot (the student's files can change meanwhile) and none of
+    the student's pytest configuration files: their options could break the protocol. Returns
+    the folder and the part of the server's configuration that describes it.
+    """
+    root = Path(tempfile.mkdtemp(prefix="ol-mine-stage-"))
+    try:
+        lib = root / "lib"
+        deps = _copy_dependencies(module, lib)
+        snap = root / "suite"
+        snap.mkdir()
+        if suite.is_file():
+            shutil.copyfile(suite, snap / suite.name)
+            if (suite.parent / "conftest.py").is_file() and suite.name != "conftest.py":
+                shutil.copyfile(suite.parent / "conftest.py", snap / "conftest.py")
+        else:
+            _copy_suite(suite, snap / suite.name)
+        _rewrite_ahead(snap)
+        (root / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+        args = ["-c", str(root / "pytest.ini"), "--rootdir", str(snap), "--confcutdir", str(snap),
+                "-p", "no:cacheprovider", "--tb=short"]
+        return root, {"snapshot": str(snap), "lib": str(lib), "deps": deps,
+                      "targets": [str(snap / suite.name)], "pytest_args": args,
+                      "preload": _preloads(snap)}
+    except OSError as exc:
+        shutil.rmtree(root, ignore_errors=True)
+        raise HarnessError(f"cannot copy your tests {suite}: {exc.strerror or exc}",
+                           "check the files are readable") from None
+    except BaseException:
+        shutil.rmtree(root, ignore_errors=True)
+        raise
+
+
+def _copy_dependencies(module: Module, lib: Path) -> list[str]:
+    """The reference ``tinyllm`` package without the module's own file; the modules' names."""
+    names = []
+    for src in sorted(REFERENCE_PYTHON.rglob("*.py")):
+        rel = src.relative_to(REFERENCE_PYTHON)
+        if rel.as_posix() == module.file or "__pycache__" in rel.parts:
+            continue
+        (lib / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, lib / rel)
+        names.append(".".join(rel.with_suffix("").parts).removesuffix(".__init__"))
+    return names
+
+
+def _copy_suite(src: Path, dest: Path) -> None:
+    """Regular files only (no symbolic links), caches skipped, at most SUITE_FILES / SUITE_BYTES."""
+    files = size = 0
+    for folder, dirs, names in os.walk(src):
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS
+                         and not os.path.islink(os.path.join(folder, d)))
+        target = dest / Path(folder).relative_to(src)
+        target.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            path = Path(folder) / name
+            if path.is_symlink() or not path.is_file() or name.endswith(".pyc"):
+                continue
+            files, size = files + 1, size + path.stat().st_size
+            if files > SUITE_FILES or size > SUITE_BYTES:
+                raise HarnessError(f"{src} holds more than {SUITE_FILES} files or "
+                                   f"{SUITE_BYTES >> 20} MB",
+                                   "point --mine at the folder of your tests")
+            shutil.copyfile(path, target / name)
+
+
+def _rewrite_ahead(snap: Path) -> None:
+    """pytest's assertion rewriting of the suite's files, once here rather than in every child.
+
+    Rewriting parses and compiles, it runs nothing. The result goes where pytest looks for it
+    (``__pycache__`` beside each file, named for this pytest), which ``_copy_suite`` never fills
+    from the student's folder. A file that does not parse is left for pytest to report.
+    """
+    try:
+        from _pytest.assertion import rewrite
+    except ImportError:  # pragma: no cover - pytest is a dependency
+        return
+    for path in snap.rglob("*.py"):
+        try:
+            stat, code = rewrite._rewrite_test(path, None)
+            cache = path.parent / "__pycache__"
+            cache.mkdir(exist_ok=True)
+            with open(cache / (path.name[:-3] + rewrite.PYC_TAIL), "wb") as fh:
+                rewrite._write_pyc_fp(fh, stat, code)
+        except (SyntaxError, ValueError, OSError, AttributeError, TypeError):
+            continue
+
+
+def _preloads(snap: Path) -> list[str]:
+    """Which of PRELOAD the suite imports (read with ``ast``; nothing of it runs here)."""
+    names: set[str] = set()
+    for path in snap.rglob("*.py"):
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names.add(node.module)
+                names.update(f"{node.module}.{a.name}" for a in node.names)
+    return [name for name in PRELOAD if name in names]
+
+
+# == the server (runs in the worker process) =======================================================
+
+def _prctl(option: int, value: int) -> None:
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+
+
+def serve(argv: list[str]) -> None:
+    """The fork server's main: limits and hardening first, then the imports, then the runs."""
+    from harness import worker
+
+    request_fd, reply_fd, config = int(argv[0]), int(argv[1]), json.loads(argv[2])
+    # As ``worker.main`` does, before any thread starts: the pids cgroup, limits, the read-only
+    # sandbox, a PID namespace (this process is then its PID 1, which no run can signal), no
+    # privileges. tests/mine checks that the result matches the isolated worker's.
+    if config.get("cgroup"):
+        with contextlib.suppress(OSError), open(f"{config['cgroup']}/cgroup.procs", "w") as f:
+            f.write(str(os.getpid()))
+    worker._set_limits(config["limits"])
+    libc = ctypes.CDLL(None, use_errno=True)
+    sandboxed = worker._sandbox(libc, os.getcwd())
+    contained = sandboxed and worker._contain(libc)
+    worker._drop_privileges(libc)
+    if not contained:
+        worker._watch_parent()
+    _prctl(_PR_SET_DUMPABLE, 0)  # inherited: no run can open another's descriptors or memory
+    sys.dont_write_bytecode = True
+    for fd in (request_fd, reply_fd):
+        os.set_inheritable(fd, False)
+    forks = _Forks(worker.Channel(request_fd, reply_fd), request_fd, config)
+    sys.path[:] = [p for p in sys.path if p != config["repo_root"]]
+    problem = _warm_up(config)
+    gc.collect()
+    gc.freeze()  # the children's collections skip what the server imported: fast, no copy-on-write
+    forks.channel.send_text(json.dumps({"op": "ready", "sandboxed": sandboxed,
+                                        "contained": contained, "problem": problem}))
+    if problem is None:
+        forks.serve()
+    os._exit(0)
+
+
+def _warm_up(config: dict) -> str | None:
+    """Import once what every child needs; the reason if something essential fails."""
+    import importlib
+
+    sys.path.insert(0, config["lib"])
+    try:
+        import numpy  # noqa: F401
+        import pytest  # noqa: F401
+        from _pytest.config import default_plugins
+
+        for name in default_plugins:
+            with contextlib.suppress(ImportError):
+                importlib.import_module(f"_pytest.{name}")
+        for name in config["deps"]:
+            importlib.import_module(name)
+    except Exception as exc:  # noqa: BLE001 - reported to the parent, which stops
+        return f"{type(exc).__name__}: {exc}"
+    for name in config["preload"]:
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
+    return None
+
+
+class _Forks:
+    """The server's loop: fork a child per request, collect its report, say when it is done."""
+
+    def __init__(self, channel: Any, request_fd: int, config: dict) -> None:
+        from harness.proctree import kill_tree
+
+        self.channel, self.request_fd, self.config = channel, request_fd, config
+        self.kill_tree = kill_tree  # held before any run: a run cannot swap it
+        self.poller = select.poll()
+        self.poller.register(request_fd, select.POLLIN)
+        self.children: dict[int, dict] = {}  # pid -> {"id", "fd", "data", "cut"}
+        self.by_fd: dict[int, dict] = {}
+
+    def serve(self) -> None:
+        while True:
+            for fd, _ in self.poller.poll(50):
+                if fd == self.request_fd:
+                    request = self.channel.recv()
+                    if request is None:
+                        return  # the parent is done; it kills whatever is left
+                    if request["op"] == "kill":
+                        self.kill(request["id"])
+                    else:
+                        self.start(request["id"], request["source"])
+                elif fd in self.by_fd:
+                    self.read(self.by_fd[fd])
+            self.reap()
+
+    def start(self, rid: int, source: str) -> None:
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child; its exit status is what the parent sees
+            try:
+                os.close(read_fd)
+                _child(write_fd, source, self.config)
+            finally:
+                os._exit(70)
+        os.close(write_fd)
+        os.set_blocking(read_fd, False)
+        child = {"id": rid, "fd": read_fd, "data": bytearray(), "cut": False}
+        self.children[pid], self.by_fd[read_fd] = child, child
+        self.poller.register(read_fd, select.POLLIN)
+        self.channel.send_text(json.dumps({"op": "started", "id": rid, "pid": pid}))
+
+    def kill(self, rid: int) -> None:
+        """The parent's wall-clock limit passed: SIGKILL that run's whole tree (seen from here, so
+        in the PID namespace's numbering). Its ``done`` follows when it is reaped."""
+        for pid, child in self.children.items():
+            if child["id"] == rid:
+                self.kill_tree(pid, include_root=True)
+
+    def read(self, child: dict) -> None:
+        while child["fd"] is not None:
+            try:
+                data = os.read(child["fd"], 1 << 16)
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b""
+            room = REPORT_BYTES - len(child["data"])
+            child["data"] += data[:room]
+            child["cut"] = child["cut"] or len(data) > room
+            if not data or child["cut"]:
+                self.close(child)
+
+    def close(self, child: dict) -> None:
+        if child["fd"] is not None:
+            self.poller.unregister(child["fd"])
+            del self.by_fd[child["fd"]]
+            os.close(child["fd"])
+            child["fd"] = None
+
+    def reap(self) -> None:
+        """Collect exited children (and orphans re-parented here); report each child's run."""
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            child = self.children.pop(pid, None)
+            if child is None:
+                continue
+            self.read(child)  # what is still in the pipe; a grandchild may hold it open
+            self.close(child)
+            report = None if child["cut"] else child["data"].decode("utf-8", "replace")
+            self.channel.send_text(json.dumps({"op": "done", "id": child["id"], "report": report,
+                                               "status": os.waitstatus_to_exitcode(status)}))
+
+
+def _child(write_fd: int, source: str, config: dict) -> None:  # pragma: no cover - forked
+    """One run: this implementation as the module, the suite through pytest, the report out."""
+    os.setpgid(0, 0)  # the parent kills this run's process group and descendants
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.closerange(3, write_fd)  # nothing of the server's: its pipes, other runs' reports
+    os.closerange(write_fd + 1, os.sysconf("SC_OPEN_MAX"))
+    work = tempfile.mkdtemp(prefix="run-", dir=config["home"])
+    os.chdir(work)
+    os.environ.update(TMPDIR=work, HOME=work)
+    tempfile.tempdir = None
+    _install(config["import_name"], source)
+    import pytest
+
+    recorder = _Recorder()
+    code = pytest.main([*config["targets"], *config["pytest_args"]], plugins=[recorder])
+    view = memoryview(json.dumps(recorder.report(int(code))).encode("utf-8"))
+    while view:
+        view = view[os.write(write_fd, view):]
+    os._exit(0)
+
+
+class _Loader:
+    """Executes the implementation from its code object: no file, no source for ``inspect``."""
+
+    def __init__(self, code: Any) -> None:
+        self.code = code
+
+    def create_module(self, spec: Any) -> None:
+        return None
+
+    def exec_module(self, module: Any) -> None:
+        exec(self.code, module.__dict__)  # noqa: S102 - our own implementation, as harness.loading
+
+
+def _install(import_name: str, source: str) -> None:  # pragma: no cover - forked
+    """``import_name`` is this source, from memory. Its file name is in angle brackets, which
+    pytest treats as generated code and leaves out of tracebacks: no line of it is shown."""
+    import importlib
+    import importlib.util
+
+    package, _, leaf = import_name.rpartition(".")
+    parent = importlib.import_module(package)
+    loader = _Loader(compile(source, f"<{import_name.replace('.', '/')}.py>", "exec"))
+    spec = importlib.util.spec_from_loader(import_name, loader, origin="ol")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[import_name] = module
+    loader.exec_module(module)
+    setattr(parent, leaf, module)
+
+
+class _Recorder:
+    """The children's pytest plugin: each test's outcome and failure text, and how pytest ended."""
+
+    def __init__(self) -> None:
+        self.tests: dict[str, dict[str, str]] = {}
+        self.errors: list[str] = []
+        self.exit: int | None = None
+
+    def pytest_collectreport(self, report: Any) -> None:
+        if report.failed:
+            self.errors.append(f"{report.nodeid or 'collection'}: {report.longreprtext}"
+                               [:MESSAGE_CHARS])
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        entry = self.tests.setdefault(report.nodeid, {"outcome": "incomplete", "message": ""})
+        if report.failed:
+            if entry["outcome"] != "failed":
+                phase = "" if report.when == "call" else f"error in {report.when}: "
+                text = phase + report.longreprtext
+                entry.update(outcome="failed", message=text[:MESSAGE_CHARS])
+        elif report.skipped:
+            if entry["outcome"] != "failed":
+                entry["outcome"] = "skipped"
+        elif report.when == "call" and entry["outcome"] == "incomplete":
+            entry["outcome"] = "passed"
+
+    def pytest_sessionfinish(self, session: Any, exitstatus: int) -> None:
+        self.exit = int(exitstatus)
+
+    def report(self, code: int) -> dict:
+        return {"format": 1, "finished": self.exit is not None, "exit": code,
+                "tests": self.tests, "errors": self.errors[:20]}
+
+
+# == the parent's side =============================================================================
+
+class _ServerGone(Exception):
+    """The server died, hung or sent something that is not the protocol."""
+
+
+class _Late(Exception):
+    """No message before the deadline."""
+
+
+class _ForkServer:
+    """The parent's handle on the fork server: its pipes, its output and its whole process tree."""
+
+    def __init__(self, config: dict, limits: Any, jobs: int) -> None:
+        from harness import proctree
+        from harness.workerproc import Output, _drain, _worker_env
+
+        proctree.become_subreaper()  # orphans of the runs re-parent to us: found, killed, reaped
+        self.limits, self.home = limits, tempfile.mkdtemp(prefix="ol-mine-")
+        self.cgroup = proctree.pids_cgroup(limits.max_processes * jobs)  # each run: a worker's cap
+        config = {**config, "home": self.home, "repo_root": str(REPO_ROOT), "cgroup": self.cgroup,
+                  "limits": {"memory_bytes": limits.memory_mb << 20, "cpu_s": int(limits.cpu_s),
+                             "file_bytes": int(limits.file_bytes),
+                             "max_processes": limits.max_processes}}
+        env = {**_worker_env(self.home), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+        req_r, self.req_w = os.pipe()
+        self.resp_r, resp_w = os.pipe()
+        self.out_r, out_w = os.pipe()
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-c", _BOOT, str(REPO_ROOT), str(req_r), str(resp_w),
+                 json.dumps(config)], stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w,
+                cwd=self.home, env=env, pass_fds=(req_r, resp_w), start_new_session=True)
+        except BaseException:
+            for fd in (self.req_w, self.resp_r, self.out_r):
+                os.close(fd)
+            proctree.remove_cgroup(self.cgroup, 0.0)
+            shutil.rmtree(self.home, ignore_errors=True)
+            raise
+        finally:
+            for fd in (req_r, resp_w, out_w):
+                os.close(fd)
+        self.buf = bytearray()
+        self.output = Output(limits.output_bytes)
+        self.stop = threading.Event()
+        self.drain = threading.Thread(target=_drain, args=(self.out_r, self.output, self.stop),
+                                      name="ol-mine-drain", daemon=True)
+        self.drain.start()
+        os.set_blocking(self.req_w, False)
+        self.pidfd = os.pidfd_open(self.proc.pid)
+        self.poller = select.poll()
+        for fd in (self.resp_r, self.pidfd):
+            self.poller.register(fd, select.POLLIN)
+
+    def ready(self) -> tuple[bool, bool]:
+        """Wait for the server's imports; whether it is sandboxed and in a PID namespace of its
+        own. HarnessError if it does not start."""
+        try:
+            message = self.recv(time.monotonic() + self.limits.import_timeout_s)
+            why = message.get("problem") if message.get("op") == "ready" else "no ready message"
+        except (_Late, _ServerGone) as exc:
+            why = str(exc) or f"no answer within {self.limits.import_timeout_s:g} s"
+        if why is not None:
+            last = self.output.text(clear=False).strip().splitlines()[-1:]
+            raise HarnessError(f"the test server did not start: {why}"
+                               + (f"; it printed: {last[0][:300]}" if last else ""),
+                               "are numpy and pytest installed for this Python?")
+        return message.get("sandboxed") is True, message.get("contained") is True
+
+    def send(self, message: dict) -> None:
+        """One request, written within SEND_LIMIT_S (the pipe is non-blocking: a stopped server
+        cannot block the parent)."""
+        data = json.dumps(message).encode("utf-8")
+        view, deadline = memoryview(_HEADER.pack(len(data)) + data), time.monotonic() + SEND_LIMIT_S
+        writer = select.poll()
+        writer.register(self.req_w, select.POLLOUT)
+        while view:
+            if not writer.poll(max(0, int((deadline - time.monotonic()) * 1000))):
+                raise _ServerGone("the test server stopped taking requests")
+            try:
+                view = view[os.write(self.req_w, view):]
+            except BlockingIOError:
+                continue
+            except OSError:
+                raise _ServerGone(self._death()) from None
+
+    def recv(self, deadline: float) -> dict:
+        while True:
+            message = self._parse()
+            if message is not None:
+                return message
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _Late()
+            events = dict(self.poller.poll(max(1, int(left * 1000))))
+            if events.get(self.resp_r):
+                data = os.read(self.resp_r, 1 << 20)
+                if not data:
+                    raise _ServerGone(self._death())
+                self.buf += data
+            elif events.get(self.pidfd):
+                raise _ServerGone(self._death())
+
+    def _parse(self) -> dict | None:
+        if len(self.buf) < 4:
+            return None
+        size = _HEADER.unpack_from(self.buf)[0]
+        if size > MESSAGE_BYTES:
+            raise _ServerGone(f"the test server sent a message of {size} bytes")
+        if len(self.buf) < 4 + size:
+            return None
+        body = bytes(self.buf[4:4 + size])
+        del self.buf[:4 + size]
+        try:
+            message = json.loads(body)
+        except (ValueError, RecursionError):
+            raise _ServerGone("the test server sent something that is not a message") from None
+        if not isinstance(message, dict):
+            raise _ServerGone("the test server sent something that is not a message")
+        return message
+
+    def _death(self) -> str:
+        """How the server ended, read without reaping it: its pid stays ours until ``close``."""
+        from harness.workerproc import describe_death
+
+        code, deadline = None, time.monotonic() + 0.5
+        while code is None and time.monotonic() < deadline:
+            info = os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG)
+            if info is not None and info.si_pid:
+                code = info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
+            else:
+                time.sleep(0.005)
+        what, hint = describe_death(code, self.limits)
+        return what.replace("the worker", "the test server") + (f" ({hint})" if hint else "")
+
+    def close(self) -> None:
+        """Kill and reap the server and everything it started; remove its directory."""
+        from harness import proctree
+
+        members = proctree.kill_tree(self.proc.pid, include_root=True)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=5)
+        proctree.reap(members - {self.proc.pid}, time.monotonic() + 2.0)
+        proctree.remove_cgroup(self.cgroup, time.monotonic() + 1.0)
+        self.stop.set()
+        self.drain.join(timeout=2.0)
+        for fd in (self.req_w, self.resp_r, self.pidfd):
+            os.close(fd)
+        if not self.drain.is_alive():
+            os.close(self.out_r)
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+@dataclass
+class _Flight:
+    """A run sent to the server: it must start within SEND_LIMIT_S, end within its limit, and
+    once killed be reported dead within KILL_GRACE_S."""
+
+    impl: Implementation
+    limit_s: float
+    deadline: float = field(default_factory=lambda: time.monotonic() + SEND_LIMIT_S)
+    started: bool = False
+    killing: bool = False
+
+
+NOT_RUN = "not run: your tests already failed to run on a correct implementation"
+
+
+def run_all(server: _ForkServer, impls: list[Implementation], jobs: int, run_limit_s: float,
+            progress: Callable[[int, int, str], None] | None = None,
+            paths: tuple[str, str] = ("", "")) -> dict[str, Run]:
+    """Every implementation once, ``jobs`` at a time, in a random order; a Run per key.
+
+    Stops early once the suite fails to run on a correct implementation: nothing can be credited
+    then, so the rest would only cost time (a suite that hangs everywhere, say). ``paths``: the
+    snapshot's folder and the student's, so failure texts name the student's files.
+    """
+    waiting = list(impls)
+    random.SystemRandom().shuffle(waiting)  # the order must tell a child nothing
+    flights: dict[int, _Flight] = {}
+    runs: dict[str, Run] = {}
+
+    def record(impl: Implementation, run: Run) -> bool:
+        runs[impl.key] = run
+        if progress is not None:
+            progress(len(runs), len(impls), impl.key)
+        return run.ran or not impl.correct
+
+    failure, going = NOT_RUN, True
+    try:
+        while going and (waiting or flights):
+            while waiting and len(flights) < jobs:
+                impl, rid = waiting.pop(), secrets.randbits(62)
+                server.send({"op": "run", "id": rid, "source": impl.source})
+                flights[rid] = _Flight(impl, run_limit_s)
+            try:
+                message = server.recv(min(f.deadline for f in flights.values()))
+            except _Late:
+                for flight in _expire(server, flights):
+                    problem = (f"the run did not finish within {flight.limit_s:g} s, so it was "
+                               "killed")
+                    going = record(flight.impl, Run("timeout", problem=problem)) and going
+                continue
+            flight = _follow(message, flights)
+            if flight is not None and not flight.killing:
+                going = record(flight.impl, judge_report(message, server.limits, paths))
+    except _ServerGone as exc:  # fail closed: whatever has no report did not run
+        failure = str(exc)
+    for impl in [f.impl for f in flights.values() if not f.killing] + waiting:
+        runs[impl.key] = Run("crashed" if failure != NOT_RUN else "not run", problem=failure)
+    return runs
+
+
+def _expire(server: _ForkServer, flights: dict[int, _Flight]) -> list[_Flight]:
+    """Have the server kill every run past its deadline (it sees the runs' PID namespace); the
+    runs newly killed. A server that did not start a run, or did not end one, is gone."""
+    killed, now = [], time.monotonic()
+    for rid, flight in flights.items():
+        if flight.deadline > now:
+            continue
+        if not flight.started or flight.killing:
+            raise _ServerGone("the test server stopped answering")
+        server.send({"op": "kill", "id": rid})
+        flight.killing, flight.deadline = True, now + KILL_GRACE_S
+        killed.append(flight)
+    return killed
+
+
+def _follow(message: dict, flights: dict[int, _Flight]) -> _Flight | None:
+    """Note a ``started`` message; the flight a ``done`` message ends."""
+    flight = flights.get(message.get("id"))
+    if flight is None:
+        raise _ServerGone("the test server answered a run it was not given")
+    if message.get("op") == "started" and not flight.started:
+        flight.started, flight.deadline = True, time.monotonic() + flight.limit_s
+        return None
+    if message.get("op") == "done":
+        return flights.pop(message["id"])
+    raise _ServerGone("the test server sent a message out of the protocol")
+
+
+def judge_report(message: dict, limits: Any, paths: tuple[str, str] = ("", "")) -> Run:
+    """A child's ``done`` message as a Run: only a complete, well-formed report counts as ran."""
+    from harness.workerproc import describe_death
+
+    def shown(text: str) -> str:
+        return text.replace(paths[0], paths[1]) if paths[0] else text
+
+    report, status = message.get("report"), message.get("status")
+    if status != 0 or type(status) is not int or not isinstance(report, str) or not report:
+        what, hint = describe_death(status if type(status) is int else None, limits)
+        what = what.replace("the worker", "pytest's process") + " before it could report"
+        return Run("crashed", problem=what + (f" ({hint})" if hint else ""))
+    try:
+        exit_code, tests, errors = _decode(report)
+    except (ValueError, TypeError, KeyError, RecursionError):
+        return Run("unreadable", problem="its report could not be read (did a test write to the "
+                                         "harness's file descriptors, or fork?)")
+    outcomes = {t: o for t, (o, _) in tests.items()}
+    messages = {t: shown(m) for t, (o, m) in tests.items() if o == "failed"}
+    if errors:
+        return Run("collection error", outcomes, messages, "pytest could not collect your tests:\n"
+                   + shown(errors[0]))
+    if exit_code == 5 or not tests:
+        return Run("no tests", outcomes, messages, "pytest collected no tests")
+    if exit_code not in (0, 1):
+        return Run("interrupted", outcomes, messages, f"pytest stopped early (exit status "
+                   f"{exit_code}: interrupted, an internal error or a usage error)")
+    return Run("ran", outcomes, messages)
+
+
+def _decode(text: str) -> tuple[int, dict[str, tuple[str, str]], list[str]]:
+    """A child's report, every field checked; ValueError if anything is off."""
+    data = json.loads(text)
+    if not isinstance(data, dict) or data.get("format") != 1 or data.get("finished") is not True:
+        raise ValueError("not a finished report")
+    exit_code, tests, errors = data["exit"], data["tests"], data["errors"]
+    if type(exit_code) is not int or not isinstance(tests, dict) or not isinstance(errors, list):
+        raise ValueError("malformed report")
+    if len(tests) > MAX_TESTS or not all(isinstance(e, str) for e in errors):
+        raise ValueError("malformed report")
+    out = {}
+    for name, entry in tests.items():
+        if (not isinstance(entry, dict) or entry.get("outcome") not in OUTCOMES
+                or not isinstance(entry.get("message"), str) or len(name) > 2000):
+            raise ValueError("malformed test entry")
+        out[name] = (entry["outcome"], entry["message"][:MESSAGE_CHARS])
+    return exit_code, out, [e[:MESSAGE_CHARS] for e in errors]
+
+
+# == the verdict ===================================================================================
+
+@dataclass(frozen=True)
+class MineResult:
+    """A suite against the correct implementations and the mutants: wrong tests and catches."""
+
+    module: str
+    suite: str
+    correct: tuple[tuple[Implementation, Run], ...]
+    mutants: tuple[tuple[Implementation, Run], ...]
+    pitfalls: dict[int, str]
+    duration_s: float = 0.0
+    jobs: int = 1
+    sandboxed: bool = False  # the runs saw a read-only file system and no network
+    contained: bool = False  # and a PID namespace of their own
+
+    @property
+    def runs_on_correct(self) -> bool:
+        return all(run.ran for _, run in self.correct)
+
+    @functools.cached_property
+    def tests(self) -> list[str]:
+        """Every test id seen on a correct implementation, in the order pytest ran them."""
+        seen: dict[str, None] = {}
+        for _, run in self.correct:
+            seen.update(dict.fromkeys(run.outcomes))
+        return list(seen)
+
+    @functools.cached_property
+    def wrong(self) -> dict[str, list[Implementation]]:
+        """Tests that failed on a correct implementation -> those implementations."""
+        out: dict[str, list[Implementation]] = {}
+        for impl, run in self.correct:
+            for test, outcome in run.outcomes.items():
+                if outcome == "failed":
+                    out.setdefault(test, []).append(impl)
+        return out
+
+    @functools.cached_property
+    def trusted(self) -> list[str]:
+        """Tests that passed on every correct implementation: only these can catch a bug."""
+        if not self.runs_on_correct:
+            return []
+        return [t for t in self.tests
+                if all(run.outcomes.get(t) == "passed" for _, run in self.correct)]
+
+    def caught_by(self, run: Run) -> list[str]:
+        return [t for t in self.trusted if run.ran and run.outcomes.get(t) == "failed"]
+
+    @property
+    def caught(self) -> int:
+        return sum(bool(self.caught_by(run)) for _, run in self.mutants)
+
+    @property
+    def verdict(self) -> str:
+        return "pass" if self.runs_on_correct and not self.wrong else "fail"
+
+    def to_json(self) -> dict[str, Any]:
+        trusted = set(self.trusted)
+        chapter = [(i, r) for i, r in self.mutants if not i.mutant.extended]
+        return {
+            "format_version": FORMAT_VERSION, "module": self.module, "suite": self.suite,
+            "verdict": self.verdict, "score": self.caught, "max_score": len(self.mutants),
+            "chapter": {"caught": sum(bool(self.caught_by(r)) for _, r in chapter),
+                        "total": len(chapter)},
+            "runs_on_correct": self.runs_on_correct,
+            "correct": [{"name": i.key, "label": i.label, "status": r.status, "problem": r.problem,
+                         "failed": [t for t, o in r.outcomes.items() if o == "failed"]}
+                        for i, r in self.correct],
+            "wrong_tests": [{"test": t, "fails_on": [i.key for i in impls],
+                             "message": _first_message(self, t)}
+                            for t, impls in self.wrong.items()],
+            "tests": [{"test": t, "trusted": t in trusted,
+                       "catches": [i.key for i, r in self.mutants if t in self.caught_by(r)]}
+                      for t in self.tests],
+            "bugs": [_bug_json(self, i, r) for i, r in self.mutants],
+            "pitfalls": [{"pitfall": n, "text": self.pitfalls.get(n, ""), "caught": c, "total": t}
+                         for n, c, t in pitfall_table(self)],
+            "duration_s": round(self.duration_s, 3), "jobs": self.jobs,
+            "sandboxed": self.sandboxed, "contained": self.contained,
+        }
+
+
+def _bug_json(result: MineResult, impl: Implementation, run: Run) -> dict[str, Any]:
+    m, caught_by = impl.mutant, result.caught_by(run)
+    doc = {"id": m.id, "pitfall": m.pitfall, "pitfall_text": result.pitfalls.get(m.pitfall, ""),
+           "description": m.description, "extended": m.extended, "caught": bool(caught_by),
+           "caught_by": caught_by, "run": run.status, "problem": run.problem}
+    if not caught_by:
+        doc["hint"] = m.hint
+    return doc
+
+
+def _first_message(result: MineResult, test: str) -> str:
+    for _, run in result.correct:
+        if test in run.messages:
+            return run.messages[test]
+    return ""
+
+
+def pitfall_table(result: MineResult) -> list[tuple[int, int, int]]:
+    """(pitfall, caught, total) over the mutants, by pitfall number."""
+    table: dict[int, list[int]] = {}
+    for impl, run in result.mutants:
+        row = table.setdefault(impl.mutant.pitfall, [0, 0])
+        row[0] += bool(result.caught_by(run))
+        row[1] += 1
+    return [(n, c, t) for n, (c, t) in sorted(table.items())]
+
+
+def run_mine(module: Module, suite: Path, jobs: int | None = None, limits: Any = None,
+             run_limit_s: float = RUN_LIMIT_S, mutant_ids: list[str] | None = None,
+             progress: Callable[[int, int, str], None] | None = None) -> MineResult:
+    """The suite at ``suite`` against every implementation of ``module``: the verdict."""
+    from harness.workerproc import Limits
+
+    start = time.perf_counter()
+    impls = implementations(module, mutant_ids)
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(impls)))
+    root, config = stage(module, suite)
+    config["import_name"] = module.import_name
+    try:
+        server = _ForkServer(config, limits or Limits(), jobs)
+        try:
+            sandboxed, contained = server.ready()
+            runs = run_all(server, impls, jobs, run_limit_s, progress,
+                           (config["snapshot"], str(suite.parent)))
+        finally:
+            server.close()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return MineResult(module.id, str(suite), tuple((i, runs[i.key]) for i in impls if i.correct),
+                      tuple((i, runs[i.key]) for i in impls if not i.correct),
+                      dict(module.pitfalls),
+                      time.perf_counter() - start, jobs, sandboxed, contained)
+
+
+# == reports =======================================================================================
+
+def _wrap(text: str, indent: str, hang: str | None = None) -> list[str]:
+    return textwrap.wrap(text, 100, initial_indent=indent, subsequent_indent=hang or indent,
+                         break_on_hyphens=False) or [indent]
+
+
+def format_text(result: MineResult) -> str:
+    """What ``ol tests --mine`` prints: correct code first, then the bugs caught and missed."""
+    lines = [(f"{result.module}: your tests ({result.suite}), {len(result.tests)} of them, "
+              f"against {len(result.correct)} correct implementations and "
+              f"{len(result.mutants)} known bugs"), ""]
+    lines += _correct_section(result)
+    chapter = [(i, r) for i, r in result.mutants if not i.mutant.extended]
+    extended = [(i, r) for i, r in result.mutants if i.mutant.extended]
+    parts = [f"{sum(bool(result.caught_by(r)) for _, r in rows)} of {what} {len(rows)}"
+             for rows, what in ((chapter, "the chapter's"), (extended, "the extended")) if rows]
+    lines += ["", f"your tests catch {result.caught} of {len(result.mutants)} known bugs"
+              + (f" ({', '.join(parts)})" if parts else "")]
+    if result.runs_on_correct:  # else no test is trusted, and every hint would be noise
+        lines += ["", "by pitfall:"]
+        for number, caught, total in pitfall_table(result):
+            text = result.pitfalls.get(number, "")
+            lines.append(f"  {number:>3}  {caught:>2} of {total:<2}  {text}")
+        lines += _missed_section(result)
+    lines += ["", (f"score: {result.caught} / {len(result.mutants)} "
+                   f"({result.duration_s:.1f} s, {result.jobs} jobs)")]
+    return "\n".join(lines) + "\n"
+
+
+def _missed_section(result: MineResult) -> list[str]:
+    """The missed bugs by pitfall: each one's description and hint (a repeated hint once)."""
+    missed = [(i, r) for i, r in result.mutants if not result.caught_by(r)]
+    if not missed:
+        return []
+    lines = ["", "missed bugs, by pitfall, and what kind of input would expose each:"]
+    hints: dict[str, str] = {}
+    for number in sorted({i.mutant.pitfall for i, _ in missed}):
+        text = result.pitfalls.get(number, "")
+        lines += [""] + _wrap(f"pitfall {number}: {text}", "  ", "      ")
+        for impl, run in [(i, r) for i, r in missed if i.mutant.pitfall == number]:
+            m = impl.mutant
+            lines += _wrap(f"{m.id}  {m.description}", "    ", "         ")
+            hint = f"as for {hints[m.hint]}" if m.hint in hints else m.hint
+            hints.setdefault(m.hint, m.id)
+            lines += _wrap(f"hint: {hint}", "         ")
+            if not run.ran and result.runs_on_correct:
+                lines += _wrap(f"(no verdict on this bug: {run.problem})", "         ")
+    return lines
+
+
+def _correct_section(result: MineResult) -> list[str]:
+    broken = [(i, r) for i, r in result.correct if not r.ran and r.status != "not run"]
+    wrong = result.wrong
+    if not broken and not wrong:
+        return [(f"correct code: every test passes on all {len(result.correct)} correct "
+                 "implementations (the reference and the hidden ones)")]
+    lines = []
+    problems: dict[str, list[Implementation]] = {}
+    for impl, run in broken:
+        problems.setdefault(run.problem or run.status, []).append(impl)
+    for problem, impls in problems.items():
+        first, *rest = problem.splitlines()
+        lines += _wrap(f"correct code: your tests cannot run on "
+                       f"{', '.join(i.label for i in impls)}: {first}", "", "  ")
+        lines += [f"    {line}" for line in rest[:40]]
+    if broken:
+        lines.append("until they run on every correct implementation, no test can be credited "
+                     "with a catch")
+    if wrong:
+        one = len(wrong) == 1
+        lines.append(f"correct code: {len(wrong)} of your tests {'fails' if one else 'fail'} on "
+                     f"correct code, so {'it' if one else 'they'} would reject a correct "
+                     "implementation:")
+    described: list[Implementation] = []
+    for test, impls in wrong.items():
+        lines += ["", f"  WRONG  {test}"]
+        lines += _wrap(f"fails on {', '.join(i.label for i in impls)}", "         ")
+        lines += [f"         | {line}" for line in _first_message(result, test).splitlines()[:30]]
+        described += [i for i in impls if i.differs and i not in described]
+    for impl in described:
+        lines += [""] + _wrap(f"{impl.label} is correct too; it differs from the reference only "
+                              f"in this: {impl.differs}. Test what the contract says, not how "
+                              "the reference does it.", "  ")
+    return lines
+
+
+def to_json_text(result: MineResult) -> str:
+    return json.dumps(result.to_json(), indent=2, ensure_ascii=False) + "\n"
+
+
+def to_gradescope(result: MineResult) -> str:
+    """Gradescope's ``results.json``: a point per bug caught; correct code first, 0 points."""
+    from harness.report.gradescope import VISIBILITY
+
+    correct_ok = result.verdict == "pass"
+    text = format_text(result)
+    tests = [{"name": "your tests accept correct code", "score": 0, "max_score": 0,
+              "status": "passed" if correct_ok else "failed",
+              "output": "" if correct_ok else "\n".join(_correct_section(result)),
+              "visibility": VISIBILITY}]
+    for impl, run in result.mutants:
+        m, caught_by = impl.mutant, result.caught_by(run)
+        output = (f"caught by {', '.join(caught_by)}" if caught_by else
+                  f"{m.description}\npitfall {m.pitfall}: {result.pitfalls.get(m.pitfall, '')}\n"
+                  f"hint: {m.hint}")
+        tests.append({"name": f"bug {m.id} (pitfall {m.pitfall})", "score": 1 if caught_by else 0,
+                      "max_score": 1, "status": "passed" if caught_by else "failed",
+                      "output": output, "visibility": VISIBILITY})
+    doc = {"score": result.caught, "max_score": len(result.mutants), "output": text, "tests": tests}
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+# == the command ===================================================================================
 
 def run_mine_command(module: Module, args: argparse.Namespace) -> int:
-    raise HarnessError("ol tests --mine is not built yet", "see the open issues of the ol project")
+    """``ol tests MODULE --mine PATH [--workspace DIR] [--json F] [--gradescope F] [--jobs N]``."""
+    from harness.alternatives import load_alternatives
+    from harness.commands import _check_report_paths
+    from harness.lab import progress_printer
+    from harness.report.io import write_atomic
+
+    load_alternatives(module)  # a module without hidden implementations stops here, in one line
+
+    json_path, gradescope_path = getattr(args, "json", None), getattr(args, "gradescope", None)
+    jobs = getattr(args, "jobs", None)
+    if jobs is not None and jobs < 1:
+        raise HarnessError(f"--jobs must be at least 1, got {jobs}", "e.g. --jobs 2")
+    suite = resolve_suite(args.mine, args.workspace)
+    _check_report_paths([json_path, gradescope_path])
+    print(f"ol tests {module.id} --mine {args.mine}: your tests against the reference, the hidden "
+          "correct implementations and every known bug", flush=True)
+    result = run_mine(module, suite, jobs, progress=progress_printer())
+    sys.stdout.write(format_text(result))
+    for path, render in ((json_path, to_json_text), (gradescope_path, to_gradescope)):
+        if path:
+            write_atomic(Path(path), render(result))
+            print(f"wrote {path}", flush=True)
+    return 0 if result.verdict == "pass" else 1

@@ -1,0 +1,10 @@
+"""Hostile: every test is reported as passed, whatever it did."""
+
+import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    report.outcome, report.longrepr = "passed", None
