@@ -287,7 +287,7 @@ class WorkerProcess:
 
     def death(self, limits: Limits) -> tuple[str, str]:
         """What ended the worker's channel, and the likely cause (see ``describe_death``)."""
-        returncode = self._status(time.monotonic() + 0.5)
+        returncode = self._status(time.monotonic() + 2.0)
         try:  # a zombie's CPU time (with its reaped children's: a shim's) is final
             data = Path(f"/proc/{self.proc.pid}/stat").read_bytes()
             fields = data[data.rindex(b")") + 2:].split()
@@ -310,7 +310,7 @@ class WorkerProcess:
         """Kill what the calls left running below the worker; the worker itself stays."""
         if proctree.has_strays(self.root, self.proc.pid):
             proctree.reap(proctree.kill_tree(self.root, include_root=False),
-                          time.monotonic() + 1.0)
+                          time.monotonic() + 5.0)
 
     def kill(self) -> None:
         """Kill the whole tree, reap it, release every resource. Idempotent."""
@@ -322,7 +322,7 @@ class WorkerProcess:
             os.killpg(self.proc.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=5)  # after this every orphan has been re-parented to us
-        proctree.reap(members - {self.proc.pid}, time.monotonic() + 2.0)
+        proctree.reap(members - {self.proc.pid}, time.monotonic() + 5.0)
         proctree.remove_cgroup(self.cgroup, time.monotonic() + 1.0)
         self.stop.set()
         self.drain.join(timeout=2.0)

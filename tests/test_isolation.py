@@ -266,7 +266,7 @@ def test_hang_ignoring_signals_times_out_within_the_limit(hostile_dir: Path) -> 
         start = time.monotonic()
         with pytest.raises(TargetTimedOut, match=r"hang\(\) did not return within 1 s"):
             t.call("hang")
-        assert time.monotonic() - start < 3.0
+        assert time.monotonic() - start < 6.0  # 1 s, then the kill, on a busy machine
         assert not alive(pid)
         assert isinstance(t.escape, TargetTimedOut)
         works(t)
@@ -434,7 +434,7 @@ def test_keyboard_interrupt_in_the_parent_kills_the_worker(target: IsolatedTarge
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-    assert time.monotonic() - start < 3.0
+    assert time.monotonic() - start < 6.0
     assert not Path(f"/proc/{pid}").exists()
     works(target)
 
