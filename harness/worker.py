@@ -5,10 +5,11 @@ Started only by ``harness.isolation`` as
 
 Order matters, because the student's code runs in this process:
 
-1. resource limits, a read-only view of the file system (but for the worker's temporary
-   directory), no network, a PID namespace of its own, dropped capabilities and
-   ``no_new_privs``, before anything else loads (the namespaces need root; without them
-   the worker runs with the limits only, and says so in its ``ready`` message);
+1. before anything else loads: the parent's pids cgroup, resource limits, a read-only view of
+   the file system (but for the worker's temporary directory), no network, a PID namespace of
+   its own (this process stays outside as a shim that mirrors how PID 1 ends), dropped
+   capabilities and ``no_new_privs`` (cgroup and namespaces need root; without them the worker
+   runs with the limits only, and says so in its ``ready`` message);
 2. the harness functions this loop needs are captured (``harness.codec``, ``harness.sources``)
    with only the repository root on ``sys.path``, so a student package named ``harness`` or
    a later monkey-patch of those modules cannot replace what the loop already holds;

@@ -396,7 +396,7 @@ def test_the_harness_files_and_network_are_out_of_reach(target: IsolatedTarget,
 
 
 def test_a_chunk_may_share_only_immutable_replies() -> None:
-    """The worker sends a repeated small reply once; a mutable one shared by two calls is refused."""
+    """A repeated small reply is sent once; a mutable one shared by two calls is refused."""
     from harness.codec import encode
     from harness.isolation import _chunk
 
