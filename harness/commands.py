@@ -83,22 +83,11 @@ def _limits(args: argparse.Namespace):
 
 def _check_report_paths(paths: list[str | None]) -> None:
     """Fail before the run, not after it, when a report cannot be written."""
-    for p in paths:
-        if p is None:
-            continue
-        path = Path(p)
-        parent = path.parent if str(path.parent) else Path(".")
-        if path.is_dir():
-            raise HarnessError(f"cannot write {p}: it is a directory", "give a file name")
-        if parent.exists() and not parent.is_dir():
-            raise HarnessError(f"cannot write {p}: {parent} is not a directory", "choose a writable path")
-        probe = parent
-        while not probe.exists():
-            probe = probe.parent
-        import os
+    from harness.report.io import ensure_writable
 
-        if not os.access(probe, os.W_OK):
-            raise HarnessError(f"cannot write {p}: {probe} is not writable", "choose a writable path")
+    for p in paths:
+        if p is not None:
+            ensure_writable(p)
 
 
 def _line_printer(module) -> callable:
@@ -188,7 +177,7 @@ def cmd_lab(args: argparse.Namespace) -> int:
         raise HarnessError(f"--jobs must be at least 1, got {args.jobs}", "e.g. --jobs 2")
     out = Path(args.out) if args.out else None
     if out is not None:
-        _check_report_paths([str(out / "probe")])
+        _check_report_paths([str(out / f"lab-{module.id}.json")])
     _out(f"ol lab {module.id}: the catalog against the reference and every mutant")
     result = run_lab(module.id, args.jobs, progress_printer())
     paths = write_lab_reports(result, out)

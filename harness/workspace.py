@@ -70,6 +70,7 @@ def read_source(path: Path, shown: str) -> str:
 
 def parse(source: str, shown: str) -> ast.Module:
     try:
+        compile(source, shown, "exec", dont_inherit=True)  # compile-time errors too; runs nothing
         return ast.parse(source, filename=shown)
     except SyntaxError as exc:
         raise HarnessError(f"syntax error in {shown}, line {exc.lineno}: {exc.msg}",

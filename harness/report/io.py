@@ -43,6 +43,21 @@ def write_atomic(path: Path | str, data: str | bytes) -> Path:
     return target
 
 
+def ensure_writable(path: Path | str) -> Path:
+    """Fail now, before a long run, if ``path`` could not be written later (creates its folder)."""
+    path = Path(path)
+    if path.is_dir():
+        raise HarnessError(f"cannot write {path}: it is a directory", "give a file name")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".probe")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise HarnessError(f"cannot write {path}: {_reason(exc)}", "choose a writable path") from None
+    return path
+
+
 def write_report(path: Path | str, text: str | bytes, base: Path | None = None) -> Path:
     """``write_atomic`` with a relative ``path`` taken under ``base`` (default: ``reports/``)."""
     p = Path(path)

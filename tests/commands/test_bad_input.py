@@ -1,0 +1,155 @@
+"""Every foreseen user error: one line on stderr saying what is wrong and what to do, exit 2.
+
+The table in docs/bad-input.md lists the same rows; ``ROWS`` is checked against it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import harness.commands
+from harness.cli import main
+from harness.course import REFERENCE_PYTHON, REPO_ROOT
+
+DOC = REPO_ROOT / "docs" / "bad-input.md"
+
+
+def workspace(tmp_path: Path, rejection: str | None = None) -> Path:
+    ws = tmp_path / "ws"
+    shutil.copytree(REFERENCE_PYTHON / "tinyllm", ws / "python" / "tinyllm",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    if rejection is not None:
+        (ws / "python/tinyllm/prob/rejection.py").write_text(rejection)
+    return ws
+
+
+def reference_source() -> str:
+    return (REFERENCE_PYTHON / "tinyllm/prob/rejection.py").read_text()
+
+
+def run(argv, capsys):
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return code, captured.err
+
+
+def one_line(err: str) -> str:
+    assert err.endswith("\n") and err.count("\n") == 1, repr(err)
+    assert "Traceback" not in err
+    return err.strip()
+
+
+# (row id, argv builder, expected pattern of the one line)
+ROWS = {
+    "unknown module": (lambda t: ["check", "M99"], r"unknown module 'M99' \(known modules: M06.3"),
+    "unknown mutant id": (lambda t: ["check", "M07.6", "--target", "s99"],
+                          r"unknown mutant id 's99' for M07.6"),
+    "unknown milestone": (lambda t: ["gate", "MS-P9"], r"unknown milestone 'MS-P9'"),
+    "missing workspace": (lambda t: ["check", "M07.6", "--workspace", t / "nope"],
+                          r"workspace .*nope does not exist"),
+    "workspace without python/tinyllm": (lambda t: ["check", "M07.6", "--workspace", t],
+                                         r"is not a workspace: it has no python/tinyllm \(run `ol start"),
+    "syntax error": (lambda t: ["check", "M07.6", "--workspace",
+                                workspace(t, reference_source() + "\ndef broken(:\n")],
+                     r"syntax error in python/tinyllm/prob/rejection.py, line \d+"),
+    "import error": (lambda t: ["check", "M07.6", "--workspace",
+                                workspace(t, reference_source() + "\nimport no_such_module_here\n")],
+                     r"importing tinyllm.prob.rejection failed: .*line \d+: ModuleNotFoundError"),
+    "missing function": (lambda t: ["check", "M07.6", "--workspace", workspace(
+        t, reference_source().replace("def speculative_step(", "def speculative_step_v2("))],
+        r"python/tinyllm/prob/rejection.py has no speculative_step"),
+    "wrong signature": (lambda t: ["check", "M07.6", "--workspace", workspace(
+        t, reference_source().replace("def rejection_accept(p_x: float, q_x: float, u: float)",
+                                      "def rejection_accept(p_x, q_x)"))],
+        r"rejection_accept\(p_x, q_x\) in .* does not match the contract rejection_accept\(p_x, q_x, u\)"),
+    "unreadable file": (lambda t: _directory_in_place_of_file(t),
+                        r"cannot read python/tinyllm/prob/rejection.py"),
+    "unwritable --json": (lambda t: ["check", "M07.6", "--target", "reference", "--json",
+                                     "/proc/ol-report.json"], r"cannot write /proc/ol-report.json"),
+    "unwritable --out": (lambda t: ["lab", "M07.6", "--out", "/proc/ol-reports"],
+                         r"cannot write /proc/ol-reports"),
+    "option given twice in conflict": (lambda t: ["check", "M07.6", "--workspace", "a",
+                                                  "--workspace", "b"],
+                                       r"--workspace given twice \(a and b\)"),
+    "options that conflict": (lambda t: ["check", "M07.6", "--target", "reference", "--ref-deps"],
+                              r"--workspace and --ref-deps only apply to --target student"),
+    "-k selects nothing": (lambda t: ["check", "M07.6", "--target", "reference", "-k", "zzz"],
+                           r"-k 'zzz' selects no test of M07.6"),
+    "bad --timeout": (lambda t: ["check", "M07.6", "--workspace", workspace(t), "--timeout", "-1"],
+                      r"--timeout must be positive"),
+    "unknown option": (lambda t: ["check", "M07.6", "--frobnicate"],
+                       r"unrecognized arguments: --frobnicate \(see `ol --help`\)"),
+    "diff before a pass": (lambda t: ["diff", "M07.6", "--workspace", workspace(t)],
+                           r"has not passed `ol check M07.6`"),
+}
+
+
+def _directory_in_place_of_file(tmp_path: Path) -> list:
+    ws = workspace(tmp_path)
+    target = ws / "python/tinyllm/prob/rejection.py"
+    target.unlink()
+    target.mkdir()
+    return ["check", "M07.6", "--workspace", ws]
+
+
+@pytest.mark.parametrize("row", list(ROWS))
+def test_bad_input_gives_one_line_and_exit_2(row, tmp_path, capsys):
+    build, pattern = ROWS[row]
+    code, err = run(build(tmp_path), capsys)
+    line = one_line(err)
+    assert code == 2, line
+    assert line.startswith("ol: ") and re.search(pattern, line), line
+
+
+def test_the_docs_table_lists_every_row():
+    text = DOC.read_text()
+    for row in ROWS:
+        assert f"| {row} |" in text, f"docs/bad-input.md has no row for {row!r}"
+
+
+def test_an_unforeseen_error_prints_one_line_names_a_log_and_exits_3(monkeypatch, capsys):
+    def explode(args):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(harness.commands, "cmd_tests", explode)
+    code, err = run(["tests", "M07.6"], capsys)
+    line = one_line(err)
+    assert code == 3 and "internal error: RuntimeError: boom" in line
+    log = Path(re.search(r"the traceback is in (\S+)\)", line).group(1))
+    assert "Traceback" in log.read_text() and "boom" in log.read_text()
+    log.unlink()
+
+
+def _descendants(pid: int) -> list[int]:
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True)
+    kids = [int(x) for x in out.stdout.split()]
+    return kids + [g for k in kids for g in _descendants(k)]
+
+
+def test_ctrl_c_stops_the_worker_keeps_what_it_had_and_exits_non_zero(tmp_path):
+    ws = workspace(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "check", "M07.6", "--workspace", str(ws)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    first = proc.stdout.readline()  # the workspace line
+    second = proc.stdout.readline()  # the first test's line: the worker is up
+    assert first.startswith("ol check M07.6") and "test_hand_example" in second
+    workers = _descendants(proc.pid)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode != 0
+    assert "interrupted" in err and "Traceback" not in err
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(Path(f"/proc/{p}").exists() for p in workers):
+        time.sleep(0.1)
+    alive = [p for p in workers if Path(f"/proc/{p}").exists()
+             and "zombie" not in Path(f"/proc/{p}/status").read_text().lower()]
+    assert not alive, f"worker processes outlived the interrupted check: {alive}"
