@@ -53,6 +53,17 @@ class RemoteError:
         return f"{self.type}: {self.message}" if self.message else self.type
 
 
+@dataclass(frozen=True)
+class Handle:
+    """An object that lives in the target (an instance of the module's class, e.g. ``PCG32``).
+
+    Only its number and class name cross; methods are called through the target by name.
+    """
+
+    id: int
+    cls: str
+
+
 @dataclass
 class Reply:
     """The outcome of one call: returned a value, raised, or exited the interpreter."""
@@ -108,6 +119,8 @@ def encode(value: object, depth: int = 0) -> dict:
         }
     if isinstance(value, RecordingSource):
         return {"t": "source", "spec": value.spec()}
+    if cls is Handle:
+        return {"t": "handle", "id": value.id, "cls": value.cls}
     return {"t": "object", "cls": _class_name(value)}
 
 
@@ -171,6 +184,8 @@ def _decode(data: Any, depth: int) -> Any:
         return arr.astype(dtype.newbyteorder("="), copy=True)
     if t == "source":
         return source_from_spec(data["spec"])
+    if t == "handle":
+        return Handle(int(data["id"]), str(data["cls"])[:200])
     if t == "object":
         return Opaque(str(data["cls"])[:200])
     raise MalformedReply(f"unknown tag {t!r}")
@@ -221,8 +236,13 @@ def _aliases(result: Any, args: tuple, depth: int = 0) -> bool:
     return False
 
 
-def invoke(fn: Any, args: tuple, kwargs: dict | None = None) -> dict:
-    """Call ``fn`` and return the encoded reply, with argument changes and aliasing detected."""
+def invoke(fn: Any, args: tuple, kwargs: dict | None = None,
+           register: Any = None) -> dict:
+    """Call ``fn`` and return the encoded reply, with argument changes and aliasing detected.
+
+    ``register(obj)`` keeps an object of the module's own classes and returns its handle number
+    (or None for any other object): such a result crosses as a handle, not as a class name.
+    """
     kwargs = kwargs or {}
     snaps = _snapshot(args)
     sources = [a for a in (*args, *kwargs.values()) if isinstance(a, RecordingSource)]
@@ -234,7 +254,10 @@ def invoke(fn: Any, args: tuple, kwargs: dict | None = None) -> dict:
         reply = {"status": "raised", "error": encode_error(exc)}
     else:
         try:
-            reply = {"status": "returned", "value": encode(result), "aliased": _aliases(result, args)}
+            number = register(result) if register is not None else None
+            value = encode(result) if number is None else {
+                "t": "handle", "id": number, "cls": _text(type(result).__name__)}
+            reply = {"status": "returned", "value": value, "aliased": _aliases(result, args)}
         except BaseException as exc:
             reply = {"status": "raised", "error": encode_error(exc), "unencodable": True}
     reply["mutated"] = [i for i, snap in snaps if _changed(args[i], snap)]

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.codec import Opaque, RemoteError, Reply, invoke_direct
+from harness.codec import Handle, Opaque, RemoteError, Reply, invoke_direct
 from harness.sources import RecordingSource
 
 # Exceptions rebuilt as themselves in the test, so ``pytest.raises(ValueError)`` reads naturally.
@@ -75,6 +75,10 @@ class Result:
         return self.error is not None
 
 
+def _class_of(obj: Any) -> str:
+    return obj.cls if isinstance(obj, Handle) else type(obj).__name__
+
+
 def describe_type(value: Any) -> str:
     if isinstance(value, Opaque):
         return f"an object of class {value.cls}"
@@ -108,6 +112,9 @@ def _checker(kind: str):
         return _is_float
     if kind == "float64[]":
         return lambda v: type(v) is np.ndarray and v.dtype == np.float64 and v.ndim == 1
+    if kind.startswith("handle:"):  # an instance of the module's class, in the target
+        name = kind.split(":", 1)[1]
+        return lambda v: (v.cls == name) if isinstance(v, Handle) else type(v).__name__ == name
     if kind.startswith("tuple["):
         parts = tuple(_checker(k) for k in kind[6:-1].split(","))
         return lambda v: (type(v) is tuple and len(v) == len(parts)
@@ -182,6 +189,14 @@ class Target:
             raise result.error
         return result.value
 
+    def method(self, obj: Any, name: str, *args: Any) -> Any:
+        """Call method ``name`` of an object the target returned (a ``Handle`` when isolated)."""
+        return self.call(f"{_class_of(obj)}.{name}", obj, *args)
+
+    def map_method(self, obj: Any, name: str, calls: Sequence[tuple]) -> list[Result]:
+        """``method`` once per argument tuple, in one batch."""
+        return self.map(f"{_class_of(obj)}.{name}", [(obj, *args) for args in calls])
+
     def map(self, fn: str, calls: Sequence[tuple], **kwargs: Any) -> list[Result]:
         """Call ``fn`` once per argument tuple in one batch: each value or exception, checked."""
         try:
@@ -250,8 +265,19 @@ class InProcessTarget(Target):
         super().__init__(label, functions, returns)
         self.module = module
 
+    def _resolve(self, fn: str) -> Any:
+        if "." not in fn:
+            return getattr(self.module, fn)
+        cls, method = fn.split(".", 1)
+        getattr(self.module, cls)  # AttributeError, as for a missing function
+
+        def call_method(obj: Any, *args: Any, **kwargs: Any) -> Any:
+            return getattr(obj, method)(*args, **kwargs)
+
+        return call_method
+
     def _replies(self, fn: str, calls: Sequence[tuple], kwargs: dict) -> list[Reply]:
-        func = getattr(self.module, fn)
+        func = self._resolve(fn)
         replies = []
         for args in calls:
             # Fresh copies, as an isolated worker gets: the test's own data stays untouched.

@@ -283,6 +283,9 @@ def _reply_key(reply: dict) -> object:
     return None if value is None else (value, tuple(reply.get("draws", ())))
 
 
+_GONE = object()  # stands for a handle this worker never issued
+
+
 class Server:
     """Answers ``call`` requests with the harness functions captured before the student's import."""
 
@@ -296,13 +299,41 @@ class Server:
         self.dumps, self.monotonic = json.JSONEncoder(separators=(",", ":")).encode, time.monotonic
         self.progress = memoryview(mmap.mmap(progress_fd, 16)).cast("q")
         self.module = None
+        self.objects: dict[int, object] = {}
+        self.ctor: type | None = None
 
     def _arg(self, data: object, shared: list) -> object:
         if type(data) is not dict:  # a plain float, int or bool, sent as a JSON number
             return data
         if data.get("t") == "sref":  # a source shared by every call of the request, as in-process
             return shared[data["i"]]
+        if data.get("t") == "handle":  # an object an earlier call of this worker returned
+            return self.objects.get(data.get("id"), _GONE)
         return self.decode(data)
+
+    def register(self, obj: object) -> int | None:
+        """Keep what a contract class's constructor returned; its number crosses instead."""
+        if self.ctor is None or type(obj) is not self.ctor:
+            return None
+        self.objects[len(self.objects) + 1] = obj
+        return len(self.objects)
+
+    def resolve(self, name: str) -> object:
+        """A module function, or for ``Class.method`` a caller of that method on its first argument."""
+        if "." not in name:
+            return getattr(self.module, name, None)
+        cls, method = name.split(".", 1)
+        if getattr(self.module, cls, None) is None:
+            return None
+
+        def call_method(obj: object, *args: object, **kwargs: object) -> object:
+            if obj is _GONE:
+                raise LookupError("the object no longer exists (its worker was restarted)")
+            if type(obj).__name__ != cls:
+                raise TypeError(f"{name} called on a {type(obj).__name__}")
+            return getattr(obj, method)(*args, **kwargs)
+
+        return call_method
 
     def _call(self, func: object, name: str, args: tuple, kwargs: dict) -> dict:
         sources = [a for a in (*args, *kwargs.values()) if isinstance(a, self.recording)]
@@ -311,7 +342,7 @@ class Server:
             return {"status": "raised", "error": self.encode_error(missing), "mutated": [],
                     "draws": [0 for _ in sources]}
         before = [self.draw_count(s) for s in sources]
-        reply = self.invoke(func, args, kwargs)
+        reply = self.invoke(func, args, kwargs, self.register)
         # Counts per call, not cumulative: the parent replays them into its own objects in order.
         reply["draws"] = [self.draw_count(s) - b for s, b in zip(sources, before)]
         return reply
@@ -360,7 +391,9 @@ class Server:
         pieces = self._pieces(request, shared)
         calls, plain = next(pieces)
         kwargs = {k: self._arg(v, shared) for k, v in request["kwargs"].items()}
-        func = getattr(self.module, name, None)
+        func = self.resolve(name)
+        # Only a call of one of the module's classes (a constructor, e.g. PCG32) makes a handle.
+        self.ctor = func if isinstance(func, type) and func.__module__ == self.module.__name__ else None
         progress, monotonic, arg, call, invoke = (
             self.progress, self.monotonic, self._arg, self._call, self.invoke)
         kw_sources = any(isinstance(v, self.recording) for v in kwargs.values())
@@ -375,7 +408,7 @@ class Server:
             progress[1] = i
             if plain and not kw_sources and func is not None:
                 # The common case, kept lean: this loop is the cost of a cheap call.
-                pending.append(invoke(func, tuple(encoded), kwargs))
+                pending.append(invoke(func, tuple(encoded), kwargs, self.register))
             else:
                 pending.append(call(func, name, tuple([arg(a, shared) for a in encoded]), kwargs))
             now = monotonic()
