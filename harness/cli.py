@@ -113,6 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ref-deps", action="store_true")
     p.add_argument("--junit", metavar="FILE", action=_Once)
     p.add_argument("--json", metavar="FILE", action=_Once)
+    p.add_argument("--markdown", metavar="FILE", action=_Once,
+                   help="the Markdown summary (default: reports/gate-MILESTONE.md; it is also "
+                   "appended to $GITHUB_STEP_SUMMARY when that is set)")
 
     p = sub.add_parser("grade", help="check every workspace in a folder (a gradebook)")
     p.add_argument("module")
@@ -122,6 +125,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scheduler", metavar="ADDRESS", action=_Once)
     p.add_argument("--out", metavar="DIR", action=_Once)
     p.add_argument("--ref-deps", action="store_true")
+    p.add_argument("--timeout", type=float, metavar="S", action=_Once,
+                   help="wall-clock limit per call in the worker (default 10), as in ol check")
+    p.add_argument("--memory-mb", type=int, metavar="MB", action=_Once,
+                   help="memory limit of the worker (default 4096), as in ol check")
+    p.add_argument("--submission-timeout", type=float, metavar="S", action=_Once,
+                   help="wall-clock budget of one submission's whole check (default 600)")
     return parser
 
 

@@ -1,18 +1,335 @@
-"""`ol gate`: not built yet."""
+"""``ol gate MILESTONE``: every module of a milestone checked, in dependency order, for CI.
+
+Each module is checked as ``ol check`` checks it (the student's code in an isolated worker with
+the default limits). A module runs only when every module it needs has passed in this gate, or is
+outside the milestone and written in the workspace: a module whose dependency failed, errored,
+was blocked itself, or is still a stub is *blocked* by it, neither run nor passed. Under
+``--ref-deps`` the reference stands in for every dependency, so each module is checked on its own
+and nothing is blocked.
+
+Statuses: ``pass``, ``fail`` (the catalog ran and something failed), ``error`` (the check could
+not run: a syntax error, a missing file, a failed import, no catalog), ``blocked``. The gate passes
+(exit 0) only if every module passes; otherwise exit 1, with the reports written either way.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import os
+import sys
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-from harness.course import load_course
+from harness.course import Course, Module, load_course
 from harness.errors import HarnessError
+from harness.model import FORMAT_VERSION, RunResult
+from harness.workspace import Workspace, module_state
+
+EXIT_PASS, EXIT_FAIL = 0, 1
+STATUSES = ("pass", "fail", "error", "blocked")
+
+
+@dataclass(frozen=True)
+class ModuleGate:
+    """What the gate concluded for one module; ``run`` is None unless its catalog ran."""
+
+    module: str
+    title: str
+    status: str
+    run: RunResult | None = None
+    message: str = ""
+    blocked_by: tuple[str, ...] = ()
+    duration_s: float = 0.0
+
+    def line(self, width: int = 6) -> str:
+        """``  M07.6  blocked  by M07.1 (it did not pass)``: the module's summary line."""
+        head = f"  {self.module:<{width}}  {self.status:<7}"
+        if self.run is not None:
+            return (f"{head}  {self.run.passed:>3} passed, {self.run.failed:>3} failed"
+                    f"  {self.duration_s:6.1f} s")
+        return f"{head}  {self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "module": self.module,
+            "title": self.title,
+            "status": self.status,
+            "passed": self.run.passed if self.run else 0,
+            "failed": self.run.failed if self.run else 0,
+            "duration_s": round(self.duration_s, 3),
+            "blocked_by": list(self.blocked_by),
+            "message": self.message,
+            "run": self.run.to_json() if self.run else None,
+        }
+
+
+@dataclass(frozen=True)
+class GateResult:
+    milestone: str
+    title: str
+    workspace: str
+    ref_deps: bool
+    modules: tuple[ModuleGate, ...]
+    duration_s: float = 0.0
+
+    @property
+    def verdict(self) -> str:
+        return "pass" if self.modules and all(m.status == "pass" for m in self.modules) else "fail"
+
+    def count(self, status: str) -> int:
+        return sum(m.status == status for m in self.modules)
+
+    def summary_line(self) -> str:
+        """``MS-P6: 2 pass, 1 fail, 0 error, 0 blocked (verdict: fail)``."""
+        counts = ", ".join(f"{self.count(s)} {s}" for s in STATUSES)
+        return f"{self.milestone}: {counts} (verdict: {self.verdict})"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format_version": FORMAT_VERSION,
+            "kind": "ol-gate",
+            "milestone": self.milestone,
+            "title": self.title,
+            "workspace": self.workspace,
+            "ref_deps": self.ref_deps,
+            "verdict": self.verdict,
+            "counts": {s: self.count(s) for s in STATUSES},
+            "duration_s": round(self.duration_s, 3),
+            "modules": [m.to_json() for m in self.modules],
+        }
+
+
+# -- the engine ------------------------------------------------------------------------------------
+
+def catalog_problem(module: Module) -> str | None:
+    """None if the module's catalog imports; else why not, in one line."""
+    try:
+        importlib.import_module(module.catalog_module)
+    except ModuleNotFoundError as exc:
+        if exc.name and module.catalog_module.startswith(exc.name):
+            return f"{module.id} has no catalog yet ({module.catalog_module} does not exist)"
+        return f"the catalog of {module.id} does not import: {exc}"
+    except Exception as exc:  # noqa: BLE001 - a broken catalog must not hide the others
+        return f"the catalog of {module.id} does not import: {type(exc).__name__}: {exc}"
+    return None
+
+
+def needs_of(module: Module, course: Course) -> tuple[str, ...]:
+    """Every module ``module`` needs, directly or not; direct needs first."""
+    seen: list[str] = []
+    queue = list(module.needs)
+    while queue:
+        dep = queue.pop(0)
+        if dep not in seen:
+            seen.append(dep)
+            queue.extend(course.module(dep).needs)
+    return tuple(seen)
+
+
+_WHY = {"fail": "failed its check", "error": "could not be checked", "blocked": "is blocked"}
+
+
+def _blockers(module: Module, course: Course, ws: Workspace, done: dict[str, ModuleGate],
+              ref_deps: bool) -> tuple[tuple[str, ...], str]:
+    """The dependencies that block ``module`` and why (``by M07.1 (failed its check)``)."""
+    if ref_deps:
+        return (), ""
+    blockers, reasons = [], []
+    for dep_id in needs_of(module, course):
+        if dep_id in done:  # gated before this module: it must have passed
+            if done[dep_id].status != "pass":
+                blockers.append(dep_id)
+                reasons.append(f"{dep_id} ({_WHY[done[dep_id].status]})")
+            continue
+        dep = course.module(dep_id)
+        state = module_state(ws, dep)  # outside the milestone: it must at least be written
+        if state != "written":
+            blockers.append(dep_id)
+            what = "missing" if state == "missing" else "still a stub"
+            reasons.append(f"{dep_id} ({ws.relative(dep)} is {what})")
+    return tuple(blockers), f"by {', '.join(reasons)}" if blockers else ""
+
+
+def check_one(module: Module, ws: Workspace, ref_deps: bool, limits: object | None) -> ModuleGate:
+    """One module's check, as ``ol check`` runs it; a setup error is the module's ``error``."""
+    from harness.check import CheckRequest, run_check
+
+    start = time.perf_counter()
+    problem = catalog_problem(module)
+    if problem is not None:
+        return ModuleGate(module.id, module.title, "error", message=problem)
+    request = CheckRequest(module.id, str(ws.root), "student", ref_deps, None, limits)
+    try:
+        run = run_check(request, ws)
+    except HarnessError as exc:
+        return ModuleGate(module.id, module.title, "error", message=exc.message,
+                          duration_s=time.perf_counter() - start)
+    return ModuleGate(module.id, module.title, run.verdict, run,
+                      duration_s=time.perf_counter() - start)
+
+
+def run_gate(milestone: str, ws: Workspace, ref_deps: bool = False, limits: object | None = None,
+             on_module: Callable[[ModuleGate], None] | None = None) -> GateResult:
+    """Every module of ``milestone`` in dependency order; blocked ones are not run."""
+    course = load_course()
+    start = time.perf_counter()
+    done: dict[str, ModuleGate] = {}
+    for module_id in course.dependency_order(course.milestone(milestone)):
+        module = course.module(module_id)
+        blockers, reason = _blockers(module, course, ws, done, ref_deps)
+        if blockers:
+            outcome = ModuleGate(module.id, module.title, "blocked", message=reason,
+                                 blocked_by=blockers)
+        else:
+            outcome = check_one(module, ws, ref_deps, limits)
+        done[module_id] = outcome
+        if on_module is not None:
+            on_module(outcome)
+    title = course.milestone_titles.get(milestone, milestone)
+    return GateResult(milestone, title, str(ws.root), ref_deps, tuple(done.values()),
+                      time.perf_counter() - start)
+
+
+# -- reports (formatting only) ---------------------------------------------------------------------
+
+def format_failures(result: GateResult) -> str:
+    """What follows the module lines: each failure, error and block, then the gate's line."""
+    from harness.report.text import failures_and_summary
+
+    lines: list[str] = []
+    for m in result.modules:
+        if m.status == "fail" and m.run is not None:
+            lines += ["", f"== {m.module} {m.title}: fail"]
+            lines += failures_and_summary(m.run).rstrip("\n").splitlines()
+        elif m.status == "error":
+            lines += ["", f"== {m.module} {m.title}: error", f"    {m.message}"]
+        elif m.status == "blocked":
+            lines += ["", f"== {m.module} {m.title}: blocked {m.message}; not run"]
+    lines += ["", result.summary_line()]
+    return "\n".join(lines) + "\n"
+
+
+def to_gate_json(result: GateResult) -> str:
+    import json
+
+    return json.dumps(result.to_json(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def to_gate_markdown(result: GateResult) -> str:
+    """A table of modules, then each failed module's own Markdown section (for a step summary)."""
+    from harness.report.common import md_cell
+    from harness.report.markdown import to_markdown
+
+    verdict = "PASS" if result.verdict == "pass" else "FAIL"
+    lines = [f"## {result.milestone}: {verdict}", "", md_cell(result.title), "",
+             f"workspace `{result.workspace}`" + (", reference dependencies" if result.ref_deps
+                                                  else ""), "",
+             "| module | status | passed | failed | time | note |",
+             "| --- | --- | ---: | ---: | ---: | --- |"]
+    for m in result.modules:
+        passed, failed = (str(m.run.passed), str(m.run.failed)) if m.run else ("", "")
+        lines.append(f"| {m.module} | {m.status.upper()} | {passed} | {failed} | "
+                     f"{m.duration_s:.1f} s | {md_cell(m.message)} |")
+    lines += ["", result.summary_line()]
+    for m in result.modules:
+        if m.status == "fail" and m.run is not None:
+            lines += ["", to_markdown(m.run).rstrip("\n")]
+    return "\n".join(lines) + "\n"
+
+
+def to_gate_junit(result: GateResult) -> str:
+    """One ``<testsuite>`` per module, in gate order; blocked tests are ``<skipped>``, a module
+    that could not run is one ``<error>``."""
+    from harness.report.junit import to_junit
+
+    suites = []
+    for m in result.modules:
+        if m.run is not None:
+            suites.append(ET.fromstring(to_junit([m.run]).split("\n", 1)[1])[0])
+        else:
+            suites.append(_suite_without_run(m))
+    root = ET.Element("testsuites", {
+        "name": f"ol gate {result.milestone}",
+        "tests": str(sum(int(s.get("tests")) for s in suites)),
+        "failures": str(sum(int(s.get("failures")) for s in suites)),
+        "errors": str(sum(int(s.get("errors")) for s in suites)),
+        "time": f"{result.duration_s:.3f}",
+    })
+    root.extend(suites)
+    ET.indent(root, space="  ")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _suite_without_run(m: ModuleGate) -> ET.Element:
+    from harness.catalog import collect
+    from harness.report.junit import _clean
+
+    blocked = m.status == "blocked"
+    names = ["check"]
+    if blocked and catalog_problem(load_course().module(m.module)) is None:
+        names = [info.name for info, _ in collect(load_course().module(m.module))]
+    suite = ET.Element("testsuite", {
+        "name": m.module, "tests": str(len(names)), "failures": "0",
+        "errors": "0" if blocked else "1", "skipped": str(len(names)) if blocked else "0",
+        "time": f"{m.duration_s:.3f}"})
+    props = ET.SubElement(suite, "properties")
+    for key, value in (("status", m.status), ("blocked_by", ", ".join(m.blocked_by))):
+        ET.SubElement(props, "property", {"name": key, "value": _clean(value)})
+    text = _clean(f"{m.status} {m.message}" if blocked else m.message)
+    for name in names:
+        case = ET.SubElement(suite, "testcase", {"name": name, "classname": f"{m.module}.gate",
+                                                 "time": "0.000"})
+        if blocked:
+            ET.SubElement(case, "skipped", {"message": text})
+        else:
+            ET.SubElement(case, "error", {"message": text[:200], "type": "setup"}).text = text
+    ET.SubElement(suite, "system-out").text = text
+    return suite
+
+
+# -- the command -----------------------------------------------------------------------------------
+
+def _out(text: str = "") -> None:
+    print(text, flush=True)
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
-    """Validate the arguments, then say plainly that the command is not built yet (exit 2)."""
+    from harness.commands import _check_report_paths
+    from harness.report.io import default_reports_dir, write_atomic
+    from harness.workspace import resolve_workspace
+
     course = load_course()
-    if hasattr(args, "milestone"):
-        course.milestone(args.milestone)
-    else:
-        course.module(args.module)
-    raise HarnessError("ol gate is not built yet", "see the open issues of the ol project")
+    course.milestone(args.milestone)  # an unknown milestone is a usage error, before anything runs
+    markdown = getattr(args, "markdown", None) or str(default_reports_dir() / f"gate-{args.milestone}.md")
+    _check_report_paths([args.json, args.junit, markdown])
+    ws = resolve_workspace(args.workspace)
+    _out(f"ol gate {args.milestone}: workspace {ws.root}"
+         + (" with the reference dependencies" if args.ref_deps else ""))
+    width = max(len(m) for m in course.milestone(args.milestone))
+    result = run_gate(args.milestone, ws, args.ref_deps, None, lambda m: _out(m.line(width)))
+    sys.stdout.write(format_failures(result))
+    for path, render in ((args.json, to_gate_json), (args.junit, to_gate_junit),
+                         (markdown, to_gate_markdown)):
+        if path:
+            write_atomic(Path(path), render(result))
+            _out(f"wrote {path}")
+    _append_step_summary(to_gate_markdown(result))
+    return EXIT_PASS if result.verdict == "pass" else EXIT_FAIL
+
+
+def _append_step_summary(text: str) -> None:
+    """GitHub Actions shows ``$GITHUB_STEP_SUMMARY`` on the run's page; it is appended to."""
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return
+    try:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        print(f"ol: could not append to $GITHUB_STEP_SUMMARY ({path}): {exc.strerror}",
+              file=sys.stderr)

@@ -1,18 +1,298 @@
-"""`ol grade`: not built yet."""
+"""``ol grade MODULE SUBMISSIONS_DIR``: every workspace in a folder checked, into a gradebook.
+
+Each subdirectory is one student's workspace, checked exactly as ``ol check MODULE --workspace
+DIR [--ref-deps]`` checks it (the student's code in an isolated worker with the same limits), by
+long-lived grading slots (``harness.grade_slots``): ``--jobs`` of them on this machine, or one per
+Dask worker thread (``harness.grade_dask``). The gradebook (``harness.gradebook``) is written after
+every graded submission, so a run killed at any point continues where it stopped when started
+again; a submission whose ``python/`` tree and grading context are unchanged is not graded again.
+
+Exit codes: 0 when every submission has a verdict (pass, fail or error: the students' results
+are in the gradebook, not in the exit code), 2 for a usage or setup error of the run itself, 3
+when the harness could not grade some submission (verdict ``internal``; those are graded again
+on the next run).
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-from harness.course import load_course
+from harness.course import Module, load_course
 from harness.errors import HarnessError
+from harness.gradebook import (
+    Gradebook,
+    content_hash,
+    open_gradebook,
+    pack_tree,
+    submissions_in,
+)
+
+EXIT_DONE, EXIT_INTERNAL = 0, 3
+DEFAULT_SUBMISSION_TIMEOUT_S = 600.0
+LOCK_NAME = ".ol-grade.lock"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One submission to grade: its name, folder, content hash and (for Dask) its files."""
+
+    name: str
+    path: Path
+    digest: str
+    files: dict[str, bytes]
+
+    def request(self, module_id: str, settings: dict[str, Any], workspace: str) -> dict[str, Any]:
+        limits = {"call_timeout_s": settings["call_timeout_s"], "memory_mb": settings["memory_mb"]}
+        return {"id": self.name, "module": module_id, "workspace": workspace,
+                "ref_deps": settings["ref_deps"], "limits": limits}
+
+
+@dataclass
+class Plan:
+    jobs: list[Job]
+    unchanged: list[str]
+    rejected: list[dict[str, Any]]  # rows decided without a check (not a workspace, too big)
+
+
+def plan(folder: Path, book: Gradebook, keep_files: bool = False) -> Plan:
+    """What to grade now: every submission without a current row in the gradebook.
+
+    The files are kept in the jobs only when they travel with them (Dask)."""
+    result = Plan([], [], [])
+    for path in submissions_in(folder):
+        if path.resolve() == book.out.resolve():
+            continue  # the gradebook's own folder, when --out is inside the submissions
+        name = path.name
+        try:
+            files = pack_tree(path)
+        except HarnessError as exc:
+            result.rejected.append(_setup_row(name, "", exc.message))
+            continue
+        digest = content_hash(files)
+        if book.is_current(name, digest):
+            result.unchanged.append(name)
+        elif not (path / "python" / "tinyllm").is_dir():
+            result.rejected.append(_setup_row(
+                name, digest, f"{name} is not a workspace: it has no python/tinyllm"))
+        else:
+            result.jobs.append(Job(name, path, digest, files if keep_files else {}))
+    return result
+
+
+def _setup_row(name: str, digest: str, message: str) -> dict[str, Any]:
+    return {"submission": name, "content_hash": digest, "verdict": "error", "passed": 0,
+            "failed": 0, "tests": {}, "message": message, "time_s": 0.0}
+
+
+# -- executors: each calls ``done(job, row)`` in the calling thread as submissions finish -----------
+
+Done = Callable[[Job, dict[str, Any]], None]
+
+
+def run_local(module: Module, jobs: list[Job], settings: dict[str, Any], workers: int,
+              done: Done) -> None:
+    """``workers`` slots on this machine, fed by as many threads (they only wait on pipes)."""
+    from harness.grade_slots import SlotPool
+
+    pool = SlotPool(module.id)
+    budget = settings["submission_timeout_s"]
+    try:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ol-grade") as ex:
+            futures = {ex.submit(pool.grade, j.request(module.id, settings, str(j.path)), budget): j
+                       for j in jobs}
+            try:
+                for future in as_completed(futures):
+                    done(futures[future], future.result())
+            except BaseException:
+                for f in futures:
+                    f.cancel()
+                pool.close()  # the busy threads see their slot die and return at once
+                raise
+    finally:
+        pool.close()
+
+
+# -- progress ------------------------------------------------------------------------------------
+
+class Progress:
+    """A line per graded submission on stdout; on a terminal, a bar with an ETA below them."""
+
+    def __init__(self, total: int, bar=None) -> None:
+        self.total, self.done = total, 0
+        self.bar = bar if bar is not None else sys.stderr
+        self.tty = self.bar.isatty()
+        self.start = time.monotonic()
+        if self.tty and total:
+            self._draw()
+
+    def show(self, row: dict[str, Any]) -> None:
+        self.done += 1
+        width = len(str(self.total))
+        if row["verdict"] in ("pass", "fail") and row.get("tests"):
+            what = f"{row['passed']:>3} passed, {row['failed']:>3} failed  {row['time_s']:6.1f} s"
+            what += f"  {row['message'][:100]}" if row.get("message") else ""
+        else:
+            what = row.get("message", "")[:160]
+        if self.tty:
+            self.bar.write("\r\x1b[K")
+            self.bar.flush()
+        print(f"  [{self.done:>{width}}/{self.total}] {row['submission']:<20} {row['verdict']:<8} "
+              f"{what}".rstrip(), flush=True)
+        if self.tty:
+            self._draw()
+
+    def _draw(self) -> None:
+        elapsed = time.monotonic() - self.start
+        eta = elapsed / self.done * (self.total - self.done) if self.done else 0.0
+        filled = 30 * self.done // max(self.total, 1)
+        self.bar.write(f"[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} graded, "
+                       f"{elapsed:.0f} s, about {eta:.0f} s left")
+        self.bar.flush()
+
+    def finish(self) -> None:
+        if self.tty and self.done:
+            self.bar.write("\r\x1b[K")
+            self.bar.flush()
+
+
+# -- the command -------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def locked(out: Path) -> Iterator[None]:
+    """One ``ol grade`` at a time per gradebook (the lock dies with the process that holds it)."""
+    out.mkdir(parents=True, exist_ok=True)
+    fd = os.open(out / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise HarnessError(f"another ol grade is writing the gradebook in {out}",
+                               "wait for it to finish, or give another --out") from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def _settings(args: argparse.Namespace) -> dict[str, Any]:
+    from harness.commands import _limits
+
+    limits = _limits(args)
+    budget = args.submission_timeout
+    if budget is None:
+        budget = DEFAULT_SUBMISSION_TIMEOUT_S
+    elif not budget > 0:
+        raise HarnessError(f"--submission-timeout must be positive, got {budget:g}",
+                           "e.g. --submission-timeout 600")
+    return {"ref_deps": bool(args.ref_deps), "call_timeout_s": limits.call_timeout_s,
+            "memory_mb": limits.memory_mb, "submission_timeout_s": budget}
+
+
+def _validate(args: argparse.Namespace) -> None:
+    if args.jobs is not None and args.jobs < 1:
+        raise HarnessError(f"--jobs must be at least 1, got {args.jobs}", "e.g. --jobs 2")
+    if args.scheduler and args.executor != "dask":
+        raise HarnessError("--scheduler goes with --executor dask",
+                           "ol grade MODULE DIR --executor dask --scheduler tcp://HOST:8786")
+    if args.scheduler and args.jobs is not None:
+        raise HarnessError("--jobs does not apply to an existing Dask cluster",
+                           "its size is its workers' threads; drop --jobs")
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    """Validate the arguments, then say plainly that the command is not built yet (exit 2)."""
-    course = load_course()
-    if hasattr(args, "milestone"):
-        course.milestone(args.milestone)
-    else:
-        course.module(args.module)
-    raise HarnessError("ol grade is not built yet", "see the open issues of the ol project")
+    from harness.gate import catalog_problem
+    from harness.report.io import default_reports_dir
+
+    module = load_course().module(args.module)
+    _validate(args)
+    problem = catalog_problem(module)
+    if problem is not None:
+        raise HarnessError(problem, "grade a module that has a catalog")
+    folder = Path(args.submissions).expanduser()
+    if not folder.is_dir():
+        raise HarnessError(f"{args.submissions} is not a folder",
+                           "give the folder that holds one workspace per student")
+    folder = folder.resolve()
+    settings = _settings(args)
+    out = Path(args.out) if args.out else default_reports_dir() / f"grade-{module.id}-{folder.name}"
+    from harness.catalog import collect
+
+    tests = [info.name for info, _ in collect(module)]
+    with locked(out):
+        book = open_gradebook(out, module, folder, settings, tests)
+        return _grade(args, module, folder, book, settings)
+
+
+def _grade(args: argparse.Namespace, module: Module, folder: Path, book: Gradebook,
+           settings: dict[str, Any]) -> int:
+    todo = plan(folder, book, keep_files=args.executor == "dask")
+    names = {p.name for p in submissions_in(folder) if p.resolve() != book.out.resolve()}
+    workers = args.jobs or os.cpu_count() or 1
+    where = (f"Dask scheduler {args.scheduler}" if args.scheduler else
+             f"a local Dask cluster of {workers}" if args.executor == "dask" else f"{workers} jobs")
+    print(f"ol grade {module.id}: {_count(len(names), 'submission')} in {folder}; "
+          f"{len(todo.unchanged)} unchanged since graded, {len(todo.jobs)} to check on {where}",
+          flush=True)
+    progress = Progress(len(todo.jobs) + len(todo.rejected))
+    for row in todo.rejected:
+        book.record(row)
+        progress.show(book.rows[row["submission"]])
+
+    def done(job: Job, row: dict[str, Any]) -> None:
+        run = row.pop("run", None)
+        if run is not None:
+            _write_run(book.out, job.name, run)
+        book.record({"submission": job.name, "content_hash": job.digest, **row})
+        progress.show(book.rows[job.name])
+
+    start = time.perf_counter()
+    if todo.jobs:
+        if args.executor == "dask":
+            from harness.grade_dask import run_dask
+
+            run_dask(module, todo.jobs, settings, args.scheduler, workers, done)
+        else:
+            run_local(module, todo.jobs, settings, min(workers, len(todo.jobs)), done)
+    elif not book.json_path.exists() or not book.csv_path.exists():
+        book.save()
+    progress.finish()
+    return _summary(book, names, len(todo.jobs), time.perf_counter() - start)
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")
+
+
+def _write_run(out: Path, name: str, run: dict[str, Any]) -> None:
+    """The submission's whole run (every failure message), as ``ol check --json`` writes it."""
+    import json
+
+    from harness.report.io import write_atomic
+
+    write_atomic(out / "runs" / f"{name}.json",
+                 json.dumps(run, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+
+
+def _summary(book: Gradebook, names: set[str], checked: int, seconds: float) -> int:
+    rows = [book.rows[n] for n in sorted(names) if n in book.rows]
+    counts = {v: sum(r["verdict"] == v for r in rows) for v in ("pass", "fail", "error", "internal")}
+    shown = ", ".join(f"{n} {v}" for v, n in counts.items() if n or v != "internal")
+    print(f"{book.module}: {_count(len(rows), 'submission')}: {shown}")
+    if checked:
+        rate = checked / seconds * 60 if seconds > 0 else 0.0
+        print(f"checked {checked} in {seconds:.1f} s ({rate:.1f} submissions/minute)")
+    print(f"wrote {book.json_path} and {book.csv_path}")
+    if counts["internal"]:
+        print(f"ol: the harness could not grade {counts['internal']} submission(s) (verdict "
+              "internal); run the same command again to grade them", file=sys.stderr)
+        return EXIT_INTERNAL
+    return EXIT_DONE

@@ -1,0 +1,209 @@
+"""The gradebook of ``ol grade``: one row per submission, kept on disk after every graded one.
+
+``gradebook.json`` is the record; ``gradebook.csv`` is a view of it for spreadsheets. Both are
+rewritten whole through ``write_atomic`` after each graded submission (JSON first), so a run
+killed at any moment leaves two complete files, at worst the CSV one row behind the JSON; a
+restart reads only the JSON and rewrites the CSV. A row is keyed by the submission's name and
+the hash of its ``python/`` tree; together with the *context* (module, ``--ref-deps``, limits,
+the catalog's own source and the harness version) it says whether the row is still valid. A
+valid row is never graded again; a stale one is replaced, so a submission has one row at most.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import hashlib
+import io
+import json
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness import __version__
+from harness.course import PACKAGE_DIR, Module
+from harness.errors import HarnessError
+from harness.model import FORMAT_VERSION
+
+JSON_NAME, CSV_NAME = "gradebook.json", "gradebook.csv"
+KIND = "ol-gradebook"
+VERDICTS = ("pass", "fail", "error", "internal")  # internal: the harness failed; graded again
+FIXED_COLUMNS = ("submission", "verdict", "passed", "failed", "time_s", "message", "content_hash",
+                 "graded_at")
+SKIPPED_DIRS = ("__pycache__",)
+MAX_TREE_BYTES = 16 << 20  # a workspace's python/ is a few files of a few KiB
+MAX_TREE_FILES = 1000
+
+
+# -- what a submission is ----------------------------------------------------------------------------
+
+def submissions_in(folder: Path) -> list[Path]:
+    """The submissions: every subdirectory of ``folder`` not starting with a dot, by name."""
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError as exc:
+        raise HarnessError(f"cannot list {folder}: {exc.strerror or exc}",
+                           "give the folder that holds one workspace per student") from None
+    return [Path(e.path) for e in entries
+            if not e.name.startswith(".") and e.is_dir(follow_symlinks=False)]
+
+
+def tree_files(root: Path) -> Iterator[tuple[str, Path]]:
+    """The files of ``root/python`` that count, as ``(relative path, path)`` in a fixed order:
+    regular files and links to regular files, without bytecode caches."""
+    python = root / "python"
+    for dirpath, dirnames, filenames in os.walk(python):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
+        for name in sorted(filenames):
+            if name.endswith(".pyc"):
+                continue
+            path = Path(dirpath) / name
+            try:
+                if not stat.S_ISREG(path.stat().st_mode):  # a link to /dev/zero is not content
+                    continue
+            except OSError:
+                continue
+            yield path.relative_to(root).as_posix(), path
+
+
+def pack_tree(root: Path) -> dict[str, bytes]:
+    """The counted files of ``root/python`` with their bytes (capped; HarnessError beyond)."""
+    files: dict[str, bytes] = {}
+    total = 0
+    for rel, path in tree_files(root):
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(MAX_TREE_BYTES - total + 1)
+        except OSError as exc:
+            raise HarnessError(f"cannot read {rel}: {exc.strerror or exc}",
+                               "check that the file is readable") from None
+        total += len(data)
+        if total > MAX_TREE_BYTES or len(files) >= MAX_TREE_FILES:
+            raise HarnessError(f"python/ holds more than {MAX_TREE_BYTES >> 20} MiB or "
+                               f"{MAX_TREE_FILES} files", "a workspace is a few small files")
+        files[rel] = data
+    return files
+
+
+def content_hash(files: dict[str, bytes]) -> str:
+    """sha256 over every (path, size, bytes) in path order: the same tree, the same hash."""
+    h = hashlib.sha256()
+    for rel in sorted(files):
+        data = files[rel]
+        h.update(f"{rel}\0{len(data)}\0".encode())
+        h.update(data)
+    return h.hexdigest()
+
+
+def context_of(module: Module, settings: dict[str, Any]) -> str:
+    """A fingerprint of everything besides the submission that decides its grade."""
+    h = hashlib.sha256(json.dumps({"module": module.id, "settings": settings,
+                                   "version": __version__}, sort_keys=True).encode())
+    catalog = PACKAGE_DIR / "catalogs" / module.catalog
+    sources = sorted(catalog.rglob("*.py")) + [PACKAGE_DIR / "catalogs" / "support.py"]
+    for path in sources:
+        if path.is_file():
+            h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+# -- the book ------------------------------------------------------------------------------------
+
+@dataclass
+class Gradebook:
+    """Rows by submission name; ``save`` writes both files atomically."""
+
+    out: Path
+    module: str
+    submissions_dir: str
+    settings: dict[str, Any]
+    context: str
+    tests: list[str]
+    rows: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def json_path(self) -> Path:
+        return self.out / JSON_NAME
+
+    @property
+    def csv_path(self) -> Path:
+        return self.out / CSV_NAME
+
+    def is_current(self, name: str, digest: str) -> bool:
+        """Whether ``name`` with content ``digest`` is graded under this context already."""
+        row = self.rows.get(name)
+        return (row is not None and row.get("content_hash") == digest
+                and row.get("context") == self.context and row.get("verdict") != "internal")
+
+    def record(self, row: dict[str, Any]) -> None:
+        """Add or replace the row of one submission, then write both files."""
+        row = dict(row, context=self.context,
+                   graded_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
+        self.rows[row["submission"]] = row
+        self.save()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format_version": FORMAT_VERSION,
+            "kind": KIND,
+            "module": self.module,
+            "submissions_dir": self.submissions_dir,
+            "settings": self.settings,
+            "context": self.context,
+            "tests": self.tests,
+            "counts": {v: sum(r["verdict"] == v for r in self.rows.values()) for v in VERDICTS},
+            "submissions": [self.rows[name] for name in sorted(self.rows)],
+        }
+
+    def to_csv(self) -> str:
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow([*FIXED_COLUMNS, *self.tests])
+        for name in sorted(self.rows):
+            row = self.rows[name]
+            outcomes = row.get("tests", {})
+            writer.writerow([_cell(row["submission"]), row["verdict"], row.get("passed", 0),
+                             row.get("failed", 0), f"{row.get('time_s', 0.0):.2f}",
+                             _cell(row.get("message", "")), row.get("content_hash", ""),
+                             row.get("graded_at", ""), *(outcomes.get(t, "") for t in self.tests)])
+        return buf.getvalue()
+
+    def save(self) -> None:
+        from harness.report.io import write_atomic
+
+        write_atomic(self.json_path, json.dumps(self.to_json(), indent=1, ensure_ascii=False,
+                                                allow_nan=False) + "\n")
+        write_atomic(self.csv_path, self.to_csv())
+
+
+def _cell(text: str) -> str:
+    """Text a spreadsheet shows as text: one line, and no formula (OWASP's CSV injection rule)."""
+    text = " ".join(str(text).split())
+    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
+
+
+def open_gradebook(out: Path, module: Module, submissions_dir: Path, settings: dict[str, Any],
+                   tests: list[str]) -> Gradebook:
+    """The gradebook in ``out``: the one on disk if any (it must be of this module), else new."""
+    book = Gradebook(out, module.id, str(submissions_dir), settings, context_of(module, settings),
+                     tests)
+    path = out / JSON_NAME
+    if not path.exists():
+        return book
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("kind") != KIND or not isinstance(data.get("submissions"), list):
+            raise ValueError("not an ol gradebook")
+        rows = {r["submission"]: r for r in data["submissions"]
+                if isinstance(r, dict) and r.get("verdict") in VERDICTS}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise HarnessError(f"{path} is not a gradebook ol can continue: {exc}",
+                           "move it away, or give another --out") from None
+    if data.get("module") != module.id:
+        raise HarnessError(f"{path} is the gradebook of {data.get('module')}, not {module.id}",
+                           "give another --out for this module")
+    book.rows = rows
+    return book
