@@ -278,11 +278,14 @@ def _frames(rid: int, fn: str, calls: Sequence[tuple], kwargs: dict) -> Iterator
     """The request as frames: a small first piece so the worker starts at once, then larger ones.
 
     A frame ends after ``PIECE`` calls or about ``FRAME_BYTES`` of arrays. A source passed several
-    times is sent once and shared by the calls, as in-process; plain floats, ints and bools travel
+    times is sent once and shared by the calls, as in-process; an array, list or tuple is sent once
+    per request and the worker hands each call its own copy (as in-process); plain floats, ints and bools travel
     as JSON numbers (exact: ``repr`` round-trips).
     """
     shared: list[RecordingSource] = []
     index: dict[int, int] = {}
+    values: list[dict] = []  # arrays, lists and tuples: encoded once, copied per call by the worker
+    value_index: dict[int, int] = {}
     size = 0
 
     def arg(value: Any) -> Any:
@@ -294,23 +297,31 @@ def _frames(rid: int, fn: str, calls: Sequence[tuple], kwargs: dict) -> Iterator
                 index[id(value)] = len(shared)
                 shared.append(value)
             return {"t": "sref", "i": index[id(value)]}
+        if type(value) in (tuple, list, np.ndarray):
+            if id(value) not in value_index:
+                value_index[id(value)] = len(values)
+                encoded = encode(value)
+                values.append(encoded)
+                size += len(encoded.get("data", "")) + 64
+            return {"t": "vref", "i": value_index[id(value)]}
         encoded = encode(value)
         size += len(encoded.get("data", "")) + 64
         return encoded
 
     def frame(message: dict, piece: list) -> bytes:
         message["calls"], message["sources"] = piece, [s.spec() for s in shared[known:]]
+        message["values"] = values[known_values:]
         data = json.dumps(message, separators=(",", ":")).encode("utf-8")
         return _HEADER.pack(len(data)) + data
 
     message: dict[str, Any] = {"op": "call", "id": rid, "fn": fn, "count": len(calls),
                                "kwargs": {str(k): arg(v) for k, v in kwargs.items()}}
-    known, step, piece = 0, FIRST_PIECE, []
+    known, known_values, step, piece = 0, 0, FIRST_PIECE, []
     for args in calls:
         piece.append([arg(a) for a in args])
         if len(piece) >= step or size >= FRAME_BYTES:
             yield frame(message, piece)
-            known, step, piece, size = len(shared), PIECE, [], 0
+            known, known_values, step, piece, size = len(shared), len(values), PIECE, [], 0
             message = {"op": "more", "id": rid}
     if piece:
         yield frame(message, piece)

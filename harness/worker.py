@@ -301,12 +301,19 @@ class Server:
         self.module = None
         self.objects: dict[int, object] = {}
         self.ctor: type | None = None
+        self.values: list = []
+        import numpy
+
+        self.ndarray = numpy.ndarray
 
     def _arg(self, data: object, shared: list) -> object:
         if type(data) is not dict:  # a plain float, int or bool, sent as a JSON number
             return data
         if data.get("t") == "sref":  # a source shared by every call of the request, as in-process
             return shared[data["i"]]
+        if data.get("t") == "vref":  # a value sent once per request: each call gets its own copy
+            value = self.values[data["i"]]
+            return value.copy() if type(value) in (list, self.ndarray) else value
         if data.get("t") == "handle":  # an object an earlier call of this worker returned
             return self.objects.get(data.get("id"), _GONE)
         return self.decode(data)
@@ -379,6 +386,7 @@ class Server:
         piece = request
         while True:
             shared.extend(self.source_from_spec(spec) for spec in piece["sources"])
+            self.values.extend(self.decode(v) for v in piece.get("values", ()))
             calls = piece["calls"]
             yield calls, all(type(a) is not dict for encoded in calls for a in encoded)
             piece = self.channel.recv()
@@ -387,6 +395,7 @@ class Server:
 
     def handle(self, request: dict) -> None:
         rid, name, total = request["id"], request["fn"], request["count"]
+        self.values = []
         shared: list = []
         pieces = self._pieces(request, shared)
         calls, plain = next(pieces)
