@@ -33,8 +33,9 @@ def cmd_tests(args: argparse.Namespace) -> int:
         from harness.mine import run_mine_command
 
         return run_mine_command(module, args)
-    if args.workspace:
-        raise HarnessError("--workspace goes with --mine", "ol tests MODULE --mine PATH --workspace DIR")
+    for flag in ("workspace", "json", "gradescope", "jobs"):
+        if getattr(args, flag, None) is not None:
+            raise HarnessError(f"--{flag} goes with --mine", f"ol tests {module.id} --mine PATH --{flag} ...")
     sys.stdout.write(format_catalog(module, collect(module), args.format))
     return EXIT_PASS
 

@@ -579,11 +579,14 @@ def test_rejection_sample_first_try_enumerated(target):
 def geometric_trial(target, seed: int, samples: int = GEOMETRIC_SAMPLES):
     """Mean tries of ``samples`` seeded calls: (mean, m, standard error)."""
     p, q, m = [0.5, 0.3, 0.2, 0.0], [0.25, 0.25, 0.25, 0.25], 3.0
-    rng = PCGSource(seed, 54)
+    p, q = tuple(p), tuple(q)
+    rng = PCGSource(seed, 54)  # one stream, continued from call to call (shared within the batch)
     total = 0
-    for _ in range(samples):
-        x, tries = target.rejection_sample(p, q, m, rng)
-        total += int(tries)
+    for r in target.map("rejection_sample", [(p, q, m, rng)] * samples):
+        if r.error is not None:
+            raise CatalogFailure(f"rejection_sample(p={list(p)}, q={list(q)}, m={m:g}, rng) raised "
+                                 f"{type(r.error).__name__}: {r.error}; every argument is valid", 12)
+        total += int(r.value[1])
     return total / samples, m, math.sqrt(m * (m - 1) / samples)
 
 
@@ -627,16 +630,44 @@ def test_rejection_sample_checks_the_envelope(target):
         expect(isinstance(r.error, ValueError), f"rejection_sample(p={p}, q={q}, m={m}, rng) "
                f"{fmt(r.error) if r.error else 'returned ' + fmt(r.value)}; expected ValueError: "
                f"p_1 = 0.5 > m * q_1 = {m * 0.1:g} breaks the envelope", 7)
+    r = target.map("rejection_sample", [([0.5, 0.5], [1.0, 0.0], 4.0, ScriptedSource([0.5] * 4), 4)])[0]
+    expect(isinstance(r.error, ValueError), "rejection_sample(p=[0.5, 0.5], q=[1, 0], m=4, rng) "
+           f"{fmt(r.error) if r.error else 'returned ' + fmt(r.value)}; expected ValueError: "
+           "q_1 = 0 < p_1 = 0.5, which no envelope m covers", 7)
     bad_args = [([0.5, 0.5], [0.5, 0.5], 0.5, 10), ([0.5, 0.5], [0.5, 0.5], math.nan, 10),
                 ([0.5, 0.5], [0.5, 0.5], math.inf, 10), ([0.5, 0.5], [0.5, 0.5], 2.0, 0)]
+    # Bools and non-integral max_tries are left alone: the contract rules out bools only for x.
     for p2, q2, m, tries in bad_args:
         r = target.map("rejection_sample", [(p2, q2, m, ScriptedSource([0.5] * 4), tries)])[0]
-        expect(isinstance(r.error, ValueError), f"rejection_sample(p={p2}, q={q2}, m={m}, rng, "
-               f"max_tries={tries}) {fmt(r.error) if r.error else 'returned ' + fmt(r.value)}; "
+        expect(isinstance(r.error, ValueError), f"rejection_sample(p={p2}, q={q2}, m={m!r}, rng, "
+               f"max_tries={tries!r}) {fmt(r.error) if r.error else 'returned ' + fmt(r.value)}; "
                "expected ValueError (m >= 1 and finite, max_tries >= 1)", 11)
+    check_envelope_boundaries(target)
     # Never accepts: every proposal is id 1, where p = 0.
     rng = ScriptedSource([0.75, 0.0] * 3)
     r = target.map("rejection_sample", [([1.0, 0.0], [0.5, 0.5], 2.0, rng, 3)])[0]
     expect(isinstance(r.error, RuntimeError), f"rejection_sample(p=[1, 0], q=[0.5, 0.5], m=2, rng, "
            f"max_tries=3) with every proposal id 1 (p = 0) "
            f"{fmt(r.error) if r.error else 'returned ' + fmt(r.value)}; expected RuntimeError", 11)
+    check_default_max_tries(target)
+
+
+def check_envelope_boundaries(target) -> None:
+    """The contract's boundary rules: ``m == 1`` and ``p_i == m q_i`` are valid envelopes."""
+    for p, q, m, script, want in [([0.5, 0.5], [0.5, 0.5], 1.0, [0.1, 0.5], (0, 1)),
+                                  ([0.75, 0.25], [0.5, 0.5], 1.5, [0.1, 0.5], (0, 1))]:
+        r = target.map("rejection_sample", [(p, q, m, ScriptedSource(script), 1)])[0]
+        expect(r.error is None and tuple(r.value) == want,
+               f"rejection_sample(p={p}, q={q}, m={m}, rng, max_tries=1) with uniforms {script} "
+               f"{fmt(r.error) if r.error else 'returned ' + fmt(r.value)}; expected {want}: "
+               "m == 1 and p_i == m * q_i satisfy the envelope", 7)
+
+
+def check_default_max_tries(target) -> None:
+    """Without ``max_tries`` the sampler gives up after the contract's 10000 tries, 20000 draws."""
+    rng = ScriptedSource([0.75, 0.0] * 10_001)  # every proposal is id 1, where p = 0
+    r = target.map("rejection_sample", [([1.0, 0.0], [0.5, 0.5], 2.0, rng)])[0]
+    expect(isinstance(r.error, RuntimeError) and len(rng.drawn) == 20_000,
+           f"rejection_sample(p=[1, 0], q=[0.5, 0.5], m=2, rng) with every proposal id 1 (p = 0) "
+           f"{fmt(r.error) if r.error else 'returned ' + fmt(r.value)} after {len(rng.drawn)} "
+           "draws; expected RuntimeError after max_tries = 10000 tries (the default), 20000 draws", 11)
