@@ -1,0 +1,1 @@
+"""The M07.1 catalog: categorical sampling by the inverse CDF."""

@@ -1,0 +1,553 @@
+"""The M07.1 catalog: ``sample_categorical``, the inverse CDF, in 11 tests with their metadata.
+
+Every test takes a ``target`` and calls the module only through it, so the same test judges the
+reference, a mutant, or a student's isolated worker. Exact before sampled: the output law is
+enumerated with Fractions over the intervals of ``u`` on which the contract's answer is constant
+(``harness.exact``); only the chi-square samples, from the harness's own PCG32 at a fixed seed,
+with a named ALPHA. Expectations come from the harness's own inverse CDF (``contract_id``), never
+from the code under test; wrong answers are matched against the plausible wrong inverse CDFs
+(``VARIANTS``) so that a failure names the pitfall it looks like.
+
+Longer than 400 lines: one catalog, one file, so the table order and the file order agree.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+
+import numpy as np
+
+from harness.catalog import case
+from harness.catalogs.support import CatalogFailure, called, expect, fmt, law_table
+from harness.exact import (
+    SCALE,
+    ULP,
+    categorical_intervals,
+    count_below,
+    running_sums,
+    u_of,
+)
+from harness.sources import HarnessPCG32
+
+FN = "sample_categorical"
+HAND = [0.25, 0.0, 0.5, 0.25]  # CDF [1/4, 1/4, 3/4, 1]: id 1 has probability 0
+TENTHS = [0.1] * 10  # left-to-right sum 1 - 2**-53: the rounding tail is the single u = 1 - 2**-53
+LARGEST_U = u_of(2**53 - 1)  # the largest uniform below 1
+SUM_TOLERANCE = Fraction(1, 10**9)  # the contract's "within 1e-9 of 1", as a real number
+
+CHI_SQUARE_SEED = 20_260_701
+CHI_SQUARE_DRAWS = 4_000
+CHI_SQUARE_ALPHA = 1e-6
+ENUMERATION_SEED = 71
+PROPERTY_SEED = 17
+
+
+# -- the contract's inverse CDF, and the wrong ones a failure may match -------------------------
+
+def below(x: float) -> float:
+    """The largest float below ``x``."""
+    return math.nextafter(x, -math.inf)
+
+
+def contract_id(probs: Sequence[float], u: float, sums: Sequence[float] | None = None,
+                strict: bool = True) -> int:
+    """The first id with ``probs[i] > 0`` and ``u < c_i``, else the last positive id (the tail).
+
+    ``sums`` and ``strict`` let a variant replace the running sums or the comparison.
+    """
+    sums = running_sums(probs) if sums is None else sums
+    last = -1
+    for i, (p, c) in enumerate(zip(probs, sums)):
+        if p > 0:
+            last = i
+            if u < c if strict else u <= c:
+                return i
+    return last
+
+
+def _prefix(probs, summed: Callable[[list[float]], float]) -> list[float]:
+    return [summed([float(v) for v in probs[: i + 1]]) for i in range(len(probs))]
+
+
+def _pairwise(values: list[float]) -> float:
+    return float(np.sum(np.array(values, dtype=np.float64)))
+
+
+def _normalized(probs) -> list[float]:
+    total = running_sums(probs)[-1]
+    return [c / total for c in running_sums(probs)]
+
+
+def _descending(probs, u: float) -> int:
+    return len(probs) - 1 - contract_id(list(probs)[::-1], u)
+
+
+def _last_id_tail(probs, u: float) -> int:
+    i = contract_id(probs, u)
+    return len(probs) - 1 if u >= running_sums(probs)[-1] else i
+
+
+# name -> (the answer that wrong inverse CDF gives, its pitfall)
+VARIANTS: dict[str, tuple[Callable[[Sequence[float], float], int], int]] = {
+    "u <= c_i": (lambda p, u: contract_id(p, u, strict=False), 1),
+    "the last id, positive or not, for the rounding tail": (_last_id_tail, 2),
+    "numpy's pairwise np.sum for each c_i": (lambda p, u: contract_id(p, u, _prefix(p, _pairwise)), 3),
+    "math.fsum for each c_i": (lambda p, u: contract_id(p, u, _prefix(p, math.fsum)), 3),
+    "a CDF divided by its total": (lambda p, u: contract_id(p, u, _normalized(p)), 3),
+    "u < c_(i-1), before adding p_i": (lambda p, u: contract_id(p, u, [0.0, *running_sums(p)[:-1]]), 8),
+    "u < p_i, no running sum": (lambda p, u: contract_id(p, u, [float(v) for v in p]), 8),
+    "the inverse CDF over descending ids": (_descending, 9),
+}
+
+
+def diagnose(calls: Sequence[tuple], answers: Sequence[object], default: int) -> tuple[str, int]:
+    """A hint naming the wrong inverse CDF that gives every one of ``answers``, and its pitfall."""
+    for name, (variant, pitfall) in VARIANTS.items():
+        if all(variant(p, u) == a for (p, u), a in zip(calls, answers)):
+            return f" (every answer matches {name})", pitfall
+    return "", default
+
+
+def check_answers(target, calls: list[tuple], why: str, default: int) -> None:
+    """Each ``(probs, u)`` in ``calls`` must return the contract's id; one failure lists them all."""
+    results = target.map(FN, calls)
+    wrong = [r for r in results if r.error is not None or r.value != contract_id(*r.args)]
+    if not wrong:
+        return
+    answers = [r.value if r.error is None else None for r in results]
+    hint, pitfall = diagnose(calls, answers, default)
+    lines = "\n".join(f"    {called(FN, r.args)} "
+                      f"{fmt(r.error) if r.error else 'returned ' + fmt(r.value)}, "
+                      f"expected {contract_id(*r.args)}" for r in wrong[:6])
+    more = f"\n    ... and {len(wrong) - 6} more" if len(wrong) > 6 else ""
+    raise CatalogFailure(f"{len(wrong)} of {len(calls)} calls gave another id than the contract's "
+                         f"inverse CDF{hint}; {why}:\n{lines}{more}", pitfall)
+
+
+# -- inputs --------------------------------------------------------------------------------------
+
+def ltr_sum(values) -> float:
+    return running_sums(values)[-1]
+
+
+def dyadic(gen: HarnessPCG32, n: int, units: int = 64) -> list[float]:
+    """A random distribution on ``n`` ids in multiples of 1/64, about a quarter of the ids zero."""
+    open_ids = [i for i in range(n) if gen.next_u32() % 4] or [gen.next_u32() % n]
+    counts = [0] * n
+    for _ in range(units):
+        counts[open_ids[gen.next_u32() % len(open_ids)]] += 1
+    return [c / units for c in counts]
+
+
+def arbitrary(gen: HarnessPCG32, n: int) -> list[float]:
+    """A random distribution on ``n`` ids (not dyadic), about a quarter of the ids zero."""
+    w = [0.01 + gen.uniform() if gen.next_u32() % 4 else 0.0 for _ in range(n)]
+    if not any(w):
+        w[gen.next_u32() % n] = 1.0
+    total = ltr_sum(w)
+    return [v / total for v in w]
+
+
+@functools.cache
+def property_inputs() -> tuple[tuple[float, ...], ...]:
+    """Hand-picked shapes of zeros and tails, then seeded random ones."""
+    gen = HarnessPCG32(PROPERTY_SEED, 71)
+    cases = [HAND, [0.0, 0.0, 1.0], [0.0, 0.5, 0.0, 0.5, 0.0], TENTHS + [0.0, 0.0],
+             [0.5, 0.5 - 1e-10, 0.0, 0.0], [-0.0, 1.0], [0.0, 0.3, 0.0, 0.7, 0.0]]
+    for k in range(60):
+        cases.append(dyadic(gen, 2 + k % 7) if k % 2 else arbitrary(gen, 2 + k % 9))
+    return tuple(tuple(c) for c in cases)
+
+
+def probe_points(probs: Sequence[float]) -> list[float]:
+    """``u = 0``, every boundary and the uniform just below it, and the largest uniform."""
+    points = {0.0, LARGEST_U}
+    for c in running_sums(probs):
+        points.update(x for x in (c, below(c)) if 0.0 <= x < 1.0)
+    return sorted(points)
+
+
+# -- the catalog ---------------------------------------------------------------------------------
+
+@case("unit", "[1/4, 0, 1/2, 1/4] at nine u: the CDF [1/4, 1/4, 3/4, 1] by hand",
+      "you and the test agree on the inverse CDF", pitfalls=(8, 9), kills=("x01", "x03"))
+def test_hand_example(target):
+    us = [0.0, 0.125, below(0.25), 0.25, 0.5, below(0.75), 0.75, 0.875, LARGEST_U]
+    assert [contract_id(HAND, u) for u in us] == [0, 0, 0, 2, 2, 2, 3, 3, 3]  # the hand's answers
+    check_answers(target, [(HAND, u) for u in us],
+                  "id i owns c_(i-1) <= u < c_i with c = [1/4, 1/4, 3/4, 1] summed over ascending "
+                  "ids, and id 1 (probability 0) owns nothing", 8)
+
+
+@case("boundary", "u = c_i goes to the next positive id, the u just below c_i to i",
+      "M07.6 and L8.1 draw the Rust port's id for every u", pitfalls=(1,), kills=("s01",))
+def test_boundary_goes_to_next_positive_id(target):
+    gen = HarnessPCG32(ENUMERATION_SEED + 1, 71)
+    inputs = [HAND, [0.5, 0.5], [0.125, 0.0, 0.0, 0.375, 0.5], [0.5, 0.0, 0.5], TENTHS]
+    inputs += [dyadic(gen, 2 + k % 6) for k in range(12)]
+    calls = []
+    for probs in inputs:
+        for i, c in enumerate(running_sums(probs)[:-1]):
+            if probs[i] > 0 and c < 1.0:
+                calls += [(probs, c), (probs, below(c))]
+    check_answers(target, calls, "u < c_i is false when u == c_i, so u on a boundary belongs to the "
+                  "next id with positive probability", 1)
+
+
+@case("property", "no u ever returns an id with probability 0",
+      "M07.6's residuals are full of zeros: tokens never to be emitted", pitfalls=(2,),
+      kills=("s02",))
+def test_zero_probability_ids_never_returned(target):
+    calls = [(list(probs), u) for probs in property_inputs() for u in probe_points(probs)]
+    for r in target.map(FN, calls):
+        probs, u = r.args
+        expect(r.error is None, f"{called(FN, r.args)} {fmt(r.error)}; every argument is valid", 2)
+        expect(0 <= r.value < len(probs) and probs[r.value] > 0,
+               f"{called(FN, r.args)} returned id {r.value!r}, which has probability "
+               f"{probs[r.value] if 0 <= r.value < len(probs) else 'none (out of range)'}; an id "
+               f"with probability 0 is never returned (the contract's answer is "
+               f"{contract_id(probs, u)})", 2)
+
+
+def tail_inputs() -> list[list[float]]:
+    """Distributions whose left-to-right sum is below 1: a rounding tail ``[c_(n-1), 1)`` exists."""
+    gen = HarnessPCG32(PROPERTY_SEED + 1, 71)
+    cases = [TENTHS, TENTHS + [0.0, 0.0], [0.5, 0.5 - 5e-10], [0.5 - 5e-10, 0.5, 0.0],
+             [1.0 - 5e-10], [0.25, 0.0, 0.75 - 2e-10, 0.0]]
+    while len(cases) < 12:
+        probs = arbitrary(gen, 3 + len(cases))
+        if ltr_sum(probs) < 1.0:
+            cases.append(probs)
+    return cases
+
+
+@case("boundary", "u >= c_(n-1), below 1 by rounding, returns the last positive id",
+      "float sums fall short of 1: every u must still give a token", pitfalls=(4, 2),
+      kills=("s04", "x07"))
+def test_rounding_tail_returns_last_positive_id(target):
+    calls = []
+    for probs in tail_inputs():
+        top = ltr_sum(probs)
+        assert top < 1.0, probs  # the input really leaves a tail
+        calls += [(probs, u) for u in sorted({top, (top + 1.0) / 2, LARGEST_U}) if top <= u < 1.0]
+    check_answers(target, calls, "these u are at or above the left-to-right sum c_(n-1), in the "
+                  "rounding tail, which belongs to the last id with positive probability", 4)
+
+
+OTHER_SUMS = ("numpy's pairwise np.sum for each c_i", "math.fsum for each c_i",
+              "a CDF divided by its total")
+
+
+def discriminating_calls() -> dict[str, list[tuple]]:
+    """Per other way of summing: ``(probs, u)`` where its answer differs from the contract's."""
+    gen = HarnessPCG32(PROPERTY_SEED + 2, 71)
+    inputs = [TENTHS] + [arbitrary(gen, 16 * k) for k in (1, 2, 3)]
+    found: dict[str, list[tuple]] = {}
+    for name in OTHER_SUMS:
+        variant = VARIANTS[name][0]
+        for probs in inputs:
+            points = sorted({x for c in running_sums(probs)[:-1] for x in (c, below(c))
+                             if 0.0 <= x < 1.0})
+            found[name] = found.get(name, []) + [
+                (probs, u) for u in points if variant(probs, u) != contract_id(probs, u)]
+    return found
+
+
+@case("unit", "c_i summed left to right, not by np.sum, fsum or a normalized CDF",
+      "bit parity with the Rust port (L10.8)", pitfalls=(3,), kills=("s03", "x04", "x05"))
+def test_running_sums_are_left_to_right(target):
+    found = discriminating_calls()
+    # The inputs must tell every other summation apart from the contract's, or the test is void.
+    assert all(found[name] for name in OTHER_SUMS), {n: len(c) for n, c in found.items()}
+    calls = sorted({(tuple(p), u) for name in OTHER_SUMS for p, u in found[name]},
+                   key=lambda c: (len(c[0]), c))  # the short inputs first, for the message
+    check_answers(target, [(list(p), u) for p, u in calls],
+                  "the contract's c_i is the sum of probs[0..i] added one by one over ascending "
+                  "ids; numpy's pairwise np.sum, math.fsum and a CDF divided by its total each "
+                  "differ from it in the last bit on some of these u", 3)
+
+
+# -- the exact law -------------------------------------------------------------------------------
+
+def expected_law(probs: Sequence[float]) -> dict[int, Fraction]:
+    """The contract in exact arithmetic: id i owns ``[C_(i-1), C_i) ∩ [0, 1)``, the last positive
+    id everything up to 1; ``C_i`` is the exact real sum of ``probs[0..i]``."""
+    positive = [i for i, p in enumerate(probs) if p > 0]
+    law, running, lower = {}, Fraction(0), Fraction(0)
+    for i, p in enumerate(probs):
+        running += Fraction(p)
+        if p > 0:
+            upper = Fraction(1) if i == positive[-1] else min(running, Fraction(1))
+            law[i], lower = upper - lower, upper
+    return law
+
+
+def arithmetic_is_exact(probs: Sequence[float]) -> bool:
+    """True when every contract boundary ``count_below(c_i) / 2**53`` is exactly ``min(C_i, 1)``."""
+    exact = Fraction(0)
+    for p, c in zip(probs, running_sums(probs)):
+        exact += Fraction(p)
+        if Fraction(count_below(c), SCALE) != min(exact, Fraction(1)):
+            return False
+    return True
+
+
+def error_bound(n: int) -> Fraction:
+    """How far the enumerated law of a correct ``sample_categorical`` may sit from ``expected_law``.
+
+    A boundary is ``b_i = ceil(c_i 2**53) / 2**53`` (capped at 1), within one ULP = 2**-53 above
+    ``c_i``. The running sum ``c_i`` of ``i + 1`` non-negative terms rounds ``i`` times, so
+    ``|c_i - C_i| <= gamma_i C_i`` with ``gamma_i = i u / (1 - i u)``, u = 2**-53 (Higham, Accuracy
+    and Stability, ch. 4). Validation gives ``c_(n-1) <= 1 + 1e-9``, so ``C_i < 1 + 2e-9``, and for
+    ``n <= 10**6`` that makes ``|c_i - C_i| < (i + 1/2) ULP`` and ``|b_i - min(C_i, 1)| <
+    (i + 3/2) ULP``. An id's mass has two ends (the first starts at 0, the last positive id ends
+    at 1 in both): ``(i + 3/2) + (i + 1/2) = 2i + 2 <= 2n`` ULP for ``i <= n - 1``.
+    """
+    return 2 * n * ULP
+
+
+def enumerated_law(target, probs: Sequence[float]) -> dict[int, Fraction]:
+    """The law of ``target``'s answers over the contract's intervals of u (both ends called)."""
+    pieces = categorical_intervals(probs)
+    calls = [(list(probs), end) for _, piece in pieces for end in piece.ends]
+    results = target.map(FN, calls)
+    law: dict[int, Fraction] = {}
+    for j, (_, piece) in enumerate(pieces):
+        lo, hi = results[2 * j], results[2 * j + 1]
+        for r in (lo, hi):
+            expect(r.error is None, f"{called(FN, r.args)} {fmt(r.error)}; every argument is valid", 5)
+            expect(type(r.value) is not bool and 0 <= r.value < len(probs),
+                   f"{called(FN, r.args)} returned {fmt(r.value)}: not an id in [0, {len(probs)})", 4)
+        if lo.value != hi.value:
+            hint, pitfall = diagnose([lo.args, hi.args], [lo.value, hi.value], 3)
+            raise CatalogFailure(
+                f"{called(FN, lo.args)} returned {lo.value} but {called(FN, hi.args)} returned "
+                f"{hi.value}{hint}: both u lie in one interval of the contract's inverse CDF, "
+                f"[{piece.ends[0]!r}, {piece.ends[1]!r}], where the answer must be the same", pitfall)
+        law[int(lo.value)] = law.get(int(lo.value), Fraction(0)) + piece.measure
+    return law
+
+
+@functools.cache
+def enumeration_inputs() -> tuple[tuple[float, ...], ...]:
+    """Dyadic inputs (their law must be exact), then arbitrary ones (within ``error_bound``)."""
+    gen = HarnessPCG32(ENUMERATION_SEED, 71)
+    cases = [HAND, [1.0], [0.0, 1.0], [0.5, 0.5, 0.0], [0.125, 0.0, 0.0, 0.375, 0.5]]
+    cases += [dyadic(gen, 1 + k % 8) for k in range(40)]
+    cases += [TENTHS, TENTHS + [0.0, 0.0], [0.5, 0.5 - 5e-10], [1 / 3] * 3, [1e-12, 1 - 1e-12]]
+    cases += [arbitrary(gen, 2 + k % 11) for k in range(25)]
+    return tuple(tuple(c) for c in cases)
+
+
+@case("statistical", "the output law over all 2**53 uniforms, enumerated exactly",
+      "M07.6's output = p theorem needs the residual's exact law", pitfalls=(8, 3),
+      kills=("x01", "x02"))
+def test_output_law_enumerated_exactly(target):
+    for probs in enumeration_inputs():
+        law = enumerated_law(target, probs)
+        expected = expected_law(probs)
+        exact = arithmetic_is_exact(probs)
+        bound = Fraction(0) if exact else error_bound(len(probs))
+        gap = max(abs(law.get(i, 0) - expected.get(i, 0)) for i in set(law) | set(expected))
+        if gap > bound:
+            allowed = "0, the arithmetic is exact" if exact else f"{float(bound):.3g} = 2n ULP"
+            raise CatalogFailure(
+                f"the enumerated output law of {FN}(probs, u) over every uniform u = k / 2**53 is "
+                f"not probs (largest gap {float(gap):.3g}, allowed {allowed})\n  probs = "
+                f"{list(probs)}\n{law_table(law, expected)}", 8)
+
+
+# -- the chi-square ------------------------------------------------------------------------------
+
+def chi_square_probs() -> tuple[float, ...]:
+    """Arbitrary probs on 12 ids: one zero and one too rare for 5 expected draws (pooled)."""
+    gen = HarnessPCG32(CHI_SQUARE_SEED, 71)
+    w = [0.05 + gen.uniform() for _ in range(12)]
+    w[4], w[9] = 0.0, 1e-3
+    total = ltr_sum(w)
+    return tuple(v / total for v in w)
+
+
+@functools.lru_cache(maxsize=4)
+def chi_square_calls(seed: int, draws: int) -> tuple[tuple, ...]:
+    """The seeded draws ``(probs, u)``: the same for every target, so cached; probs is a tuple."""
+    probs = chi_square_probs()
+    source = HarnessPCG32(seed, 54)
+    return tuple((probs, source.uniform()) for _ in range(draws))
+
+
+def merge_small(counts, expected, minimum: float = 5.0):
+    """Pool every category expected below ``minimum`` into one (the chi-square's usual rule)."""
+    obs, exp, pool_o, pool_e = [], [], 0, 0.0
+    for o, e in zip(counts, expected):
+        if e < minimum:
+            pool_o, pool_e = pool_o + o, pool_e + e
+        else:
+            obs.append(o)
+            exp.append(e)
+    if pool_e > 0 or pool_o > 0:
+        if pool_e < minimum and exp:
+            i = int(np.argmin(exp))
+            exp[i], obs[i] = exp[i] + pool_e, obs[i] + pool_o
+        else:
+            obs.append(pool_o)
+            exp.append(pool_e)
+    exp = np.array(exp) * (sum(obs) / sum(exp))
+    return np.array(obs, dtype=float), exp
+
+
+def chi_square_trial(target, seed: int, draws: int = CHI_SQUARE_DRAWS):
+    """One seeded chi-square of ``sample_categorical`` against probs: (counts, expected, stat, pvalue)."""
+    from scipy.stats import chisquare
+
+    probs = chi_square_probs()
+    counts = [0] * len(probs)
+    for r in target.map(FN, chi_square_calls(seed, draws)):
+        if r.error is not None:
+            raise CatalogFailure(f"{called(FN, r.args)} {fmt(r.error)}; every argument is valid", 5)
+        if type(r.value) is bool or not 0 <= r.value < len(probs):
+            raise CatalogFailure(f"{called(FN, r.args)} returned {fmt(r.value)}, not an id in "
+                                 f"[0, {len(probs)})", 4)
+        counts[int(r.value)] += 1
+    expected = [draws * p for p in probs]
+    obs, exp = merge_small(counts, expected)
+    stat, pvalue = chisquare(obs, exp)
+    return counts, expected, float(stat), float(pvalue)
+
+
+@case("statistical", f"{CHI_SQUARE_DRAWS} seeded draws match probs (chi-square)",
+      "the same law on an arbitrary distribution (L8.1)", pitfalls=(8,), kills=("x01", "x02"))
+def test_chi_square(target):
+    counts, expected, stat, pvalue = chi_square_trial(target, CHI_SQUARE_SEED)
+    expect(pvalue >= CHI_SQUARE_ALPHA,
+           f"{CHI_SQUARE_DRAWS} draws of {FN}(probs, u) with u from PCG32 (seed {CHI_SQUARE_SEED}) "
+           f"do not follow probs: chi-square = {stat:.1f}, p-value = {pvalue:.3g} < alpha = "
+           f"{CHI_SQUARE_ALPHA:g}\n  probs = {list(chi_square_probs())}\n"
+           f"{law_table(dict(enumerate(counts)), {i: round(e, 1) for i, e in enumerate(expected)})}",
+           8)
+
+
+# -- errors, the tolerance, the argument types ---------------------------------------------------
+
+def expect_value_error(target, calls: list[tuple], reasons: Sequence[str], pitfall: int) -> None:
+    for r, why in zip(target.map(FN, calls), reasons):
+        expect(isinstance(r.error, ValueError),
+               f"{called(FN, r.args)} {fmt(r.error) if r.error else 'returned ' + fmt(r.value)}; "
+               f"expected ValueError: {why}", pitfall)
+
+
+@case("boundary", "empty, not 1-D, negative, NaN, inf, sum far from 1 raise",
+      "a silent answer on a broken distribution hides the bug", pitfalls=(5,),
+      kills=("s05", "x08", "x09", "x10"))
+def test_invalid_distributions_raise(target):
+    bad = [([], "empty"), (np.array([[0.5, 0.5]]), "2-D"), ([[0.5], [0.5]], "2-D"),
+           (np.array(1.0), "0-D, not 1-D"), ([1.5, -0.5], "a negative entry (the sum is 1)"),
+           ([0.75, 0.5, -0.25], "a negative entry (the sum is 1)"), ([math.nan, 1.0], "NaN"),
+           ([0.5, math.nan, 0.5], "NaN"), ([math.inf], "infinite"), ([1.0, -math.inf], "infinite"),
+           ([0.5, 0.4], "the sum is 0.9"), ([0.5, 0.6], "the sum is 1.1"),
+           ([0.0, 0.0], "the sum is 0"), ([1.0, 1.0], "the sum is 2")]
+    expect_value_error(target, [(p, 0.5) for p, _ in bad],
+                       [f"probs is not a distribution ({why})" for _, why in bad], 5)
+
+
+@case("boundary", "u NaN, infinite, < 0, >= 1 or not a number raises",
+      "a u outside [0, 1) is a broken generator, never a token", pitfalls=(5,),
+      kills=("s05", "x13", "x14"))
+def test_invalid_u_raises(target):
+    bad = [math.nan, math.inf, -math.inf, -0.5, -5e-324, 1.0, math.nextafter(1.0, 2.0), 1.5, 2.0,
+           np.float64(1.0), np.float32(math.nan), True, None]
+    expect_value_error(target, [([0.5, 0.5], u) for u in bad],
+                       [f"u = {u!r} is not a finite real number in [0, 1)" for u in bad], 5)
+
+
+def tolerance_edges() -> dict[str, float]:
+    """The last sums accepted and the first rejected on each side of 1 (|sum - 1| <= 1e-9)."""
+    above = math.floor(SUM_TOLERANCE * 2**52)  # floats just above 1 are 2**-52 apart
+    under = math.floor(SUM_TOLERANCE * 2**53)  # just below 1, 2**-53 apart
+    return {"ok_above": 1 + above * 2.0**-52, "bad_above": 1 + (above + 1) * 2.0**-52,
+            "ok_under": 1 - under * 2.0**-53, "bad_under": 1 - (under + 1) * 2.0**-53}
+
+
+def within(total: float) -> bool:
+    return abs(Fraction(total) - 1) <= SUM_TOLERANCE
+
+
+@functools.cache
+def pairwise_edge_cases() -> tuple[tuple[float, ...], ...]:
+    """16 probs whose left-to-right sum is an edge and whose pairwise np.sum is on the other side."""
+    gen = HarnessPCG32(PROPERTY_SEED + 3, 71)
+    found: dict[float, tuple[float, ...]] = {}
+    edges = tolerance_edges()
+    while len(found) < 2:
+        base = arbitrary(gen, 16)
+        for goal in (edges["ok_above"], edges["bad_above"]):
+            probs = base[:-1] + [goal - ltr_sum(base[:-1])]
+            for _ in range(8):  # nudge the last entry until the running sum hits the edge
+                if ltr_sum(probs) == goal:
+                    break
+                probs[-1] = math.nextafter(probs[-1], math.inf if ltr_sum(probs) < goal else 0.0)
+            if ltr_sum(probs) == goal and within(_pairwise(probs)) != within(goal):
+                found.setdefault(goal, tuple(probs))
+    return tuple(found[g] for g in (edges["ok_above"], edges["bad_above"]))
+
+
+@case("boundary", "a sum within 1e-9 of 1 accepted, one float beyond rejected",
+      "softmaxes upstream (L8.1) never sum to exactly 1", pitfalls=(6, 3),
+      kills=("s06", "x06", "x11", "x12"))
+def test_sum_tolerance_edge(target):
+    edges = tolerance_edges()
+    accepted = [[edges["ok_above"]], [0.5, edges["ok_above"] - 0.5], [edges["ok_under"]],
+                [0.5, edges["ok_under"] - 0.5], TENTHS]
+    calls = [(p, u) for p in accepted for u in (0.0, 0.5, LARGEST_U)]
+    check_answers(target, calls, "each of these probs sums, left to right, to within 1e-9 of 1: a "
+                  "distribution", 6)
+    rejected = [[edges["bad_above"]], [0.5, edges["bad_above"] - 0.5], [edges["bad_under"]],
+                [0.5, edges["bad_under"] - 0.5], [0.5, 0.5 + 1e-8], [1.0 - 2e-9]]
+    expect_value_error(target, [(p, 0.5) for p in rejected],
+                       [f"the left-to-right sum is {ltr_sum(p)!r}, more than 1e-9 away from 1"
+                        for p in rejected], 6)
+    ok, bad = pairwise_edge_cases()
+    assert within(ltr_sum(ok)) and not within(_pairwise(ok)), ok  # they must discriminate
+    assert not within(ltr_sum(bad)) and within(_pairwise(bad)), bad
+    r = target.map(FN, [(list(ok), 0.5)])[0]
+    expect(r.error is None and r.value == contract_id(ok, 0.5),
+           f"{called(FN, r.args)} {fmt(r.error) if r.error else 'returned ' + fmt(r.value)}, "
+           f"expected {contract_id(ok, 0.5)}: the left-to-right sum {ltr_sum(ok)!r} is within 1e-9 "
+           f"of 1 (numpy's pairwise np.sum, {_pairwise(ok)!r}, is not)", 3)
+    expect_value_error(target, [(list(bad), 0.5)],
+                       [(f"the left-to-right sum {ltr_sum(bad)!r} is more than 1e-9 away from 1 "
+                         f"(numpy's pairwise np.sum, {_pairwise(bad)!r}, is not)")], 3)
+
+
+@case("property", "array-likes and numpy scalars accepted, nothing modified",
+      "callers (M07.6, L8.1) reuse their arrays afterwards", pitfalls=(7, 10),
+      kills=("x15", "x16"))
+def test_inputs_accepted_and_not_modified(target):
+    p3 = [0.5, 0.25, 0.25]
+    forms = [(p3, "a list"), (tuple(p3), "a tuple"), (np.array(p3), "a float64 array"),
+             (np.array(p3, dtype=np.float32), "a float32 array"),
+             ([np.float64(0.5), np.float32(0.25), 0.25], "a list of numpy scalars"),
+             ([0, 1, 0], "a list of ints"), (np.array([0, 0, 1]), "an int array"),
+             (np.array(TENTHS), "a float64 array summing to 1 - 2**-53"),
+             (np.array([0.3, 0.3, 0.4]), "a float64 array")]
+    us = [(0.6, "a float"), (0, "the int 0"), (np.float64(0.6), "a numpy float64"),
+          (np.float32(0.6), "a numpy float32"), (-0.0, "-0.0")]
+    calls, what = [], []
+    for probs, form in forms:
+        for u, kind in us:
+            calls.append((probs, u))
+            what.append(f"probs {form}, u {kind}")
+    before = [np.array(p, copy=True) for p, _ in calls]
+    for r, label, saved in zip(target.map(FN, calls), what, before):
+        want = contract_id([float(v) for v in np.asarray(r.args[0]).tolist()], float(r.args[1]))
+        expect(r.error is None, f"{called(FN, r.args)} {fmt(r.error)}; expected {want}: "
+               f"{label} is valid (numpy scalars are accepted wherever a Python number is)", 10)
+        if r.value != want:
+            hint, pitfall = diagnose([(np.asarray(r.args[0]).tolist(), float(r.args[1]))], [r.value], 8)
+            raise CatalogFailure(f"{called(FN, r.args)} returned {fmt(r.value)}, expected {want}"
+                                 f"{hint} ({label})", pitfall)
+        expect(np.array_equal(np.asarray(r.args[0]), saved), f"{called(FN, r.args)} modified probs "
+               "in place; no function modifies its arguments", 7)
