@@ -220,13 +220,13 @@ def _changed(arg: Any, snap: Any) -> bool:
 _PLAIN = (int, float, bool, np.bool_, np.int64, np.float64)
 
 
-def _aliases(result: Any, args: tuple, depth: int = 0) -> bool:
+def aliases(result: Any, args: tuple, depth: int = 0) -> bool:
     if depth > 2 or type(result) in _PLAIN:
         return False
     if type(result) is tuple and all(type(r) in _PLAIN for r in result):
         return False
     if isinstance(result, (tuple, list)) and not any(result is a for a in args):
-        return any(_aliases(r, args, depth + 1) for r in result[:16])
+        return any(aliases(r, args, depth + 1) for r in result[:16])
     for arg in args:
         if result is arg and not isinstance(arg, (int, float, bool)):
             return True
@@ -257,7 +257,7 @@ def invoke(fn: Any, args: tuple, kwargs: dict | None = None,
             number = register(result) if register is not None else None
             value = encode(result) if number is None else {
                 "t": "handle", "id": number, "cls": _text(type(result).__name__)}
-            reply = {"status": "returned", "value": value, "aliased": _aliases(result, args)}
+            reply = {"status": "returned", "value": value, "aliased": aliases(result, args)}
         except BaseException as exc:
             reply = {"status": "raised", "error": encode_error(exc), "unencodable": True}
     reply["mutated"] = [i for i, snap in snaps if _changed(args[i], snap)]
@@ -265,7 +265,7 @@ def invoke(fn: Any, args: tuple, kwargs: dict | None = None,
     return reply
 
 
-def _remote(exc: BaseException) -> RemoteError:
+def remote_error(exc: BaseException) -> RemoteError:
     e = encode_error(exc)
     return RemoteError(e["type"], tuple(e["mro"]), e["message"])
 
@@ -280,11 +280,11 @@ def invoke_direct(fn: Any, args: tuple, kwargs: dict | None = None) -> Reply:
     try:
         result = fn(*args, **(kwargs or {}))
     except SystemExit as exc:
-        return Reply("exited", error=_remote(exc))
+        return Reply("exited", error=remote_error(exc))
     except BaseException as exc:
-        return Reply("raised", error=_remote(exc))
+        return Reply("raised", error=remote_error(exc))
     mutated = [i for i, snap in snaps if _changed(args[i], snap)]
-    return Reply("returned", value=result, mutated=mutated, aliased=_aliases(result, args))
+    return Reply("returned", value=result, mutated=mutated, aliased=aliases(result, args))
 
 
 def decode_reply(data: Any) -> Reply:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.codec import Handle, Opaque, RemoteError, Reply, invoke_direct
+from harness.codec import Handle, Opaque, RemoteError, Reply, aliases, invoke_direct, remote_error
 from harness.sources import RecordingSource
 
 # Exceptions rebuilt as themselves in the test, so ``pytest.raises(ValueError)`` reads naturally.
@@ -156,6 +156,7 @@ class Target:
     """Base of every target: contract checks and fail-closed bookkeeping."""
 
     kind = "target"
+    replays_draws = True  # the sources a test passed were copied into another process
 
     def __init__(self, label: str, functions: Sequence[str], returns: dict[str, str]) -> None:
         self.label = label
@@ -206,7 +207,17 @@ class Target:
             raise
         if len(replies) != len(calls):
             self._escape(TargetCrashed(f"{fn}: the worker answered {len(replies)} of {len(calls)} calls"))
-        return [self._check(fn, args, kwargs, reply) for args, reply in zip(calls, replies)]
+        fits = _checker(self.returns.get(fn, "any"))
+        sourced = self.replays_draws and any(
+            isinstance(a, RecordingSource) for args in (*calls, tuple(kwargs.values())) for a in args)
+        results = []
+        for args, reply in zip(calls, replies):
+            if (reply.status == "returned" and not (reply.mutated or reply.aliased or reply.draws)
+                    and not sourced and fits(reply.value)):
+                results.append(Result(args, value=reply.value))  # the common case, checked
+            else:
+                results.append(self._check(fn, args, kwargs, reply))
+        return results
 
     def _escape(self, exc: TargetEscape) -> None:
         self.escape = self.escape or exc
@@ -218,8 +229,9 @@ class Target:
         raise exc
 
     def _check(self, fn: str, args: tuple, kwargs: dict, reply: Reply) -> Result:
-        sources = [a for a in (*args, *kwargs.values()) if isinstance(a, RecordingSource)]
-        self._sync_sources(sources, reply.draws)
+        if self.replays_draws:  # a worker's copies drew: replay that into the test's sources
+            sources = [a for a in (*args, *kwargs.values()) if isinstance(a, RecordingSource)]
+            self._sync_sources(sources, reply.draws)
         if reply.status == "exited":
             call = f"{fn}({show_args(args)})"
             self._escape(TargetCrashed(f"{call} tried to exit the interpreter ({reply.error}); "
@@ -259,6 +271,7 @@ class InProcessTarget(Target):
     """The reference or a mutant: our own code, called in this process."""
 
     kind = "in-process"
+    replays_draws = False  # the test's own sources were drawn from directly
 
     def __init__(self, label: str, module: ModuleType, functions: Sequence[str],
                  returns: dict[str, str]) -> None:
@@ -285,3 +298,43 @@ class InProcessTarget(Target):
                          list(a) if type(a) is list else a for a in args)
             replies.append(invoke_direct(func, args, kwargs))
         return replies
+
+    def map(self, fn: str, calls: Sequence[tuple], **kwargs: Any) -> list[Result]:
+        """``Target.map`` with a lean path for the common call (immutable arguments, a plain result
+        of the promised kind); anything else gets every check of the general path. Each call is
+        made exactly once."""
+        if kwargs:
+            return super().map(fn, calls, **kwargs)
+        func = self._resolve(fn)
+        fits = _checker(self.returns.get(fn, "any"))
+        results: list[Result] = []
+        append = results.append
+        for args in calls:
+            if not all(type(a) in _IMMUTABLE_ARGS for a in args):
+                append(super().map(fn, [args])[0])
+                continue
+            try:
+                value = func(*args)
+            except SystemExit as exc:
+                reply = Reply("exited", error=remote_error(exc))
+            except BaseException as exc:  # noqa: BLE001 - an answer of the code under test
+                reply = Reply("raised", error=remote_error(exc))
+            else:
+                if _plain(value) and fits(value):
+                    append(Result(args, value=value))
+                    continue
+                reply = Reply("returned", value=value, aliased=aliases(value, args))
+            append(self._check(fn, args, {}, reply))
+        return results
+
+
+# Arguments a call cannot change in place (a tuple of numbers cannot be edited), and results
+# that cannot share memory with anything: ``InProcessTarget.map`` checks only these on its lean path.
+_IMMUTABLE_ARGS = frozenset({float, int, bool, tuple, str, type(None), np.float64, np.int64})
+_PLAIN_SCALARS = frozenset({float, int, bool, np.float64, np.int64, np.bool_})
+
+
+def _plain(value: Any) -> bool:
+    if type(value) in _PLAIN_SCALARS:
+        return True
+    return type(value) is tuple and all(type(v) in _PLAIN_SCALARS for v in value)

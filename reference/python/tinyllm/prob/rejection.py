@@ -23,6 +23,10 @@ from tinyllm.prob.categorical import (
 
 
 def _finite(name: str, value: object) -> float:
+    if type(value) is float or type(value) is np.float64:  # the common case, without ABC checks
+        if not math.isfinite(value):
+            raise ValueError(f"{name} must be finite, got {value!r}")
+        return float(value)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a real number, got {type(value).__name__}")
     value = float(value)
