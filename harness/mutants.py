@@ -1,7 +1,8 @@
 """The hand-written mutant library: ``mutants/<module>/<id>.toml``, loaded, validated and applied.
 
 A mutant is one plausible student bug, written as small text edits to one top-level function of a
-module's reference file. ``apply`` edits only inside that function and refuses anything it cannot
+module's reference file (or a top-level class, ``PCG32``, or one of its methods, ``PCG32.next_u32``).
+``apply`` edits only inside that definition and refuses anything it cannot
 do exactly (a ``find`` text missing or ambiguous, a result that does not parse or does not differ):
 a mutant that silently stopped changing the code would make every test look like it kills it.
 
@@ -123,21 +124,40 @@ def _excerpt(find: str) -> str:
 
 
 def _function_span(mutant: Mutant, source: str) -> tuple[int, int]:
-    """Character offsets of the top-level ``def <function>`` (decorators included) in ``source``."""
+    """Character offsets of the mutant's definition (decorators included) in ``source``.
+
+    ``name`` is a top-level ``def`` or ``class``; ``Class.method`` is a ``def`` directly in the
+    body of the top-level ``class Class``.
+    """
     try:
         tree = ast.parse(source)
     except SyntaxError as exc:
         why = f"the source does not parse ({exc.msg}, line {exc.lineno})"
         raise _not_applying(mutant, why) from None
-    for node in tree.body:
-        is_def = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-        if is_def and node.name == mutant.function:
-            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            lines = source.splitlines(keepends=True)
-            start = sum(len(line) for line in lines[: first - 1])
-            end = sum(len(line) for line in lines[: node.end_lineno])
-            return start, end
-    raise _not_applying(mutant, f"no top-level function '{mutant.function}'")
+    cls, _, method = mutant.function.rpartition(".")
+    body = tree.body
+    if cls:
+        owner = _definition(body, cls, ast.ClassDef)
+        if owner is None:
+            raise _not_applying(mutant, f"no top-level class '{cls}' (for {mutant.function})")
+        body = owner.body
+    node = _definition(body, method, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    if node is None:
+        where = f"no method '{method}' in class '{cls}'" if cls else f"no top-level function '{method}'"
+        raise _not_applying(mutant, where)
+    first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    lines = source.splitlines(keepends=True)
+    start = sum(len(line) for line in lines[: first - 1])
+    end = sum(len(line) for line in lines[: node.end_lineno])
+    return start, end
+
+
+def _definition(body: list[ast.stmt], name: str, kinds: Any) -> Any:
+    """The ``def`` or ``class`` statement called ``name`` directly in ``body`` (None if absent)."""
+    for node in body:
+        if isinstance(node, kinds) and node.name == name:
+            return node
+    return None
 
 
 def _load_one(path: Path, module_id: str) -> Mutant:
@@ -161,8 +181,10 @@ def _load_one(path: Path, module_id: str) -> Mutant:
         raise _malformed(path, "file", f"{file!r} must be a relative path to a .py file "
                                        "(e.g. tinyllm/prob/rejection.py)")
     function = _text(path, data, "function")
-    if not function.isidentifier():
-        raise _malformed(path, "function", f"{function!r} is not a function name")
+    parts = function.split(".")
+    if len(parts) > 2 or not all(part.isidentifier() for part in parts):
+        raise _malformed(path, "function", f"{function!r} is not a function name "
+                                           "(name, Class or Class.method)")
     return Mutant(
         id=mutant_id, module=module_id, file=file, function=function,
         pitfall=_pitfall(path, data), description=_text(path, data, "description"),

@@ -1,0 +1,1 @@
+"""The M06.3 catalog: the PCG32 generator and its float64 uniforms."""

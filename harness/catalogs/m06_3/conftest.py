@@ -1,0 +1,11 @@
+"""``pytest harness/catalogs/m06_3`` runs the catalog against the reference, in-process."""
+
+import pytest
+
+from harness.course import load_course
+from harness.loading import reference_target
+
+
+@pytest.fixture(scope="session")
+def target():
+    return reference_target(load_course().module("M06.3"))
