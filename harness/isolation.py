@@ -7,7 +7,9 @@ replies back in chunks, and the parent decodes them with ``codec.decode_reply`` 
 no eval), enforcing a per-call wall-clock limit between chunks. Anything else is a failure of the
 call, never a value:
 
-- no reply in time: the whole process tree is killed, ``TargetTimedOut``;
+- no reply in time: the whole process tree is killed, ``TargetTimedOut``; so too when the calls
+  of one catalog test (from the runner's ``begin_test``) together exceed ``test_timeout_s``, so
+  that a call just under the per-call limit, repeated by a test a thousand times, is bounded too;
 - the worker died or closed its channel: ``TargetCrashed`` naming the exit code or the signal;
 - malformed, oversized or out-of-order data: ``TargetCrashed``.
 
@@ -90,6 +92,7 @@ class IsolatedTarget(Target):
         self.sandboxed = False  # whether the last worker runs with a read-only file system
         self.contained = False  # and in a PID namespace of its own
         super().__init__(label, functions, returns)
+        self._deadline: float | None = None  # armed per test by ``begin_test``, not at creation
         proctree.become_subreaper()
         self._worker = self._spawn()
 
@@ -98,6 +101,12 @@ class IsolatedTarget(Target):
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    def begin_test(self) -> None:
+        """A new catalog test: from now on its calls share ``limits.test_timeout_s``."""
+        super().begin_test()
+        self._deadline = time.monotonic() + max(self.limits.test_timeout_s,
+                                                self.limits.call_timeout_s)
 
     def _spawn(self) -> WorkerProcess:
         return WorkerProcess(self.python_dir, self.import_name, self.limits, self._output)
@@ -182,6 +191,8 @@ class IsolatedTarget(Target):
     def _replies(self, fn: str, calls: Sequence[tuple], kwargs: dict) -> list[Reply]:
         if not calls:
             return []
+        if self._over_budget():
+            raise TargetTimedOut(self._budget_message(f"before {_short(fn, calls[0])}"))
         worker = self._live_worker()
         rid = secrets.randbits(62)
         try:
@@ -191,6 +202,9 @@ class IsolatedTarget(Target):
         except Hung:
             index = worker.current_call(rid, len(calls), self._received)
             self._discard()
+            if self._over_budget():
+                raise TargetTimedOut(self._budget_message(f"during {_short(fn, calls[index])}")
+                                     ) from None
             raise TargetTimedOut(f"{_short(fn, calls[index])} did not return within "
                                  f"{self.limits.call_timeout_s:g} s") from None
         except Died:
@@ -214,7 +228,8 @@ class IsolatedTarget(Target):
         replies: list[Reply] = []
         last = time.monotonic()
         while len(replies) < len(calls):
-            message = worker.recv(last + limit)
+            due = last + limit if self._deadline is None else min(last + limit, self._deadline)
+            message = worker.recv(due)
             last = time.monotonic()
             if (message.get("op") != "replies" or message.get("id") != rid
                     or message.get("start") != len(replies)):
@@ -224,6 +239,15 @@ class IsolatedTarget(Target):
         if worker.buf or worker.frames is not None or worker.out:
             raise MalformedReply("the worker answered calls it was not sent, or sent more")
         return replies
+
+    def _over_budget(self) -> bool:
+        return self._deadline is not None and time.monotonic() >= self._deadline
+
+    def _budget_message(self, where: str) -> str:
+        budget = max(self.limits.test_timeout_s, self.limits.call_timeout_s)
+        return (f"the calls of this test did not finish within {budget:g} s in all (stopped "
+                f"{where}); a call may take up to {self.limits.call_timeout_s:g} s, the calls of "
+                f"one test {budget:g} s together: is the code far slower than it needs to be?")
 
     def _sync_sources(self, sources: list[RecordingSource], draws: list[int]) -> None:
         """Replay into the test's sources what the worker's copies drew, once per object."""

@@ -11,8 +11,9 @@ Order matters, because the student's code runs in this process:
    capabilities and ``no_new_privs`` (cgroup and namespaces need root; without them the worker
    runs with the limits only, and says so in its ``ready`` message);
 2. the harness functions this loop needs are captured (``harness.codec``, ``harness.sources``)
-   with only the repository root on ``sys.path``, so a student package named ``harness`` or
-   a later monkey-patch of those modules cannot replace what the loop already holds;
+   with only the repository root on ``sys.path``, then the harness's modules are dropped from
+   ``sys.modules``, so a student package named ``harness`` or a monkey-patch of what
+   ``sys.modules`` holds cannot replace what the loop already holds (``_forget_harness``);
 3. the student's module is imported with its ``python/`` directory first on ``sys.path``,
    and the outcome is reported (``{"op": "ready", "problem": ...}``);
 4. requests are served until the request pipe closes.
@@ -134,6 +135,10 @@ def _contain(libc: ctypes.CDLL) -> bool:
     if child != 0:
         _shim(child, parent)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the shim is killed: so are we
+    # A process group without the shim: here getppid() is 0, and kill(0, ...), the student's
+    # "kill my parent", would signal the whole group; now it reaches this side only (and PID 1
+    # ignores its own signals), so nothing of the harness is in reach.
+    os.setpgid(0, 0)
     # A read-only /proc of this namespace: no host process is visible either.
     libc.mount(b"proc", b"/proc", b"proc", _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
     return True
@@ -435,6 +440,18 @@ class Server:
             self.handle(request)
 
 
+def _forget_harness() -> None:
+    """Drop the harness's modules from ``sys.modules`` once the server holds what it needs.
+
+    The captured functions keep their own module dictionaries; without this, code that patched
+    ``sys.modules["harness.codec"]`` (its aliasing or in-place checks, say) would change what the
+    loop calls. Importing ``harness`` again now gives a fresh copy that nothing here uses. (A
+    determined student can still walk the stack to the live ones: see docs/isolation.md.)
+    """
+    for name in [n for n in sys.modules if n == "harness" or n.startswith("harness.")]:
+        del sys.modules[name]
+
+
 def main(argv: list[str]) -> int:
     request_fd, reply_fd, progress_fd = (int(a) for a in argv[1:4])
     config = json.loads(argv[4])
@@ -455,6 +472,7 @@ def main(argv: list[str]) -> int:
     sys.path.insert(0, config["repo_root"])
     server = Server(Channel(request_fd, reply_fd), progress_fd)
     sys.path.remove(config["repo_root"])
+    _forget_harness()
     sys.path.insert(0, config["python_dir"])
     server.module, problem = _import(config["import_name"], config["python_dir"])
     ready = {"op": "ready", "problem": problem, "sandboxed": sandboxed, "contained": contained}

@@ -50,6 +50,7 @@ class Limits:
     """What one worker may use. Soft = hard, set before the student's code loads."""
 
     call_timeout_s: float = 10.0  # wall clock per call, enforced by the parent
+    test_timeout_s: float = 120.0  # wall clock for all the calls of one catalog test, likewise
     memory_mb: int = 4096  # RLIMIT_AS: numpy imports comfortably under 4 GiB
     cpu_s: int = 600  # RLIMIT_CPU over the worker's whole life: a backstop only
     output_bytes: int = 65536  # stdout + stderr kept; the rest is counted and cut

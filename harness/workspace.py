@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import os
 import shutil
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +20,7 @@ from harness.course import REFERENCE_DIR, REFERENCE_PYTHON, STUDENT_DIR, Course,
 from harness.errors import HarnessError
 
 MAX_FILE_BYTES = 1 << 20  # a module a student writes is far smaller; anything bigger is a mistake
+MAX_PACKAGE_BYTES = 64 << 20  # the whole tinyllm package copied for the worker
 
 
 @dataclass(frozen=True)
@@ -53,12 +56,23 @@ def resolve_workspace(arg: str | None, cwd: Path | None = None) -> Workspace:
 
 
 def read_source(path: Path, shown: str) -> str:
-    """The text of a student's file, or a one-line HarnessError saying why it cannot be read."""
+    """The text of a student's file, or a one-line HarnessError saying why it cannot be read.
+
+    Only a regular file, read at most ``MAX_FILE_BYTES`` (a link to /dev/zero would never end).
+    """
+    too_big = HarnessError(f"{shown} is larger than {MAX_FILE_BYTES // 1024} KiB",
+                           "a module is a few hundred lines; check the file")
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise HarnessError(f"{shown} is larger than {MAX_FILE_BYTES // 1024} KiB",
-                               "a module is a few hundred lines; check the file")
-        return path.read_text(encoding="utf-8")
+        info = path.stat()
+        if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):  # a folder: EISDIR
+            raise HarnessError(f"{shown} is not a regular file", "put the module's text there")
+        if info.st_size > MAX_FILE_BYTES:
+            raise too_big
+        with path.open(encoding="utf-8") as f:
+            text = f.read(MAX_FILE_BYTES + 1)
+        if len(text) > MAX_FILE_BYTES:
+            raise too_big
+        return text
     except HarnessError:
         raise
     except UnicodeDecodeError:
@@ -104,8 +118,8 @@ def module_state(ws: Workspace, module: Module) -> str:
     if not path.is_file():
         return "missing"
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (SyntaxError, ValueError, OSError, UnicodeDecodeError):
+        tree = ast.parse(read_source(path, str(path)))
+    except (SyntaxError, ValueError, HarnessError):
         return "written"  # broken, but not a stub: its own check will say what is wrong
     defs = _definitions(tree)
     for name in module.functions:
@@ -199,8 +213,7 @@ def prepare_overlay(ws: Workspace, module: Module, course: Course, ref_deps: boo
     tmp = Path(tempfile.mkdtemp(prefix="ol-ws-"))
     try:
         dest = tmp / "python"
-        shutil.copytree(ws.python / "tinyllm", dest / "tinyllm",
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"), symlinks=False)
+        _copy_package(ws.python / "tinyllm", dest / "tinyllm", ws.root)
         for init in ("tinyllm/__init__.py", "tinyllm/prob/__init__.py"):
             if not (dest / init).exists():
                 (dest / init).parent.mkdir(parents=True, exist_ok=True)
@@ -210,7 +223,45 @@ def prepare_overlay(ws: Workspace, module: Module, course: Course, ref_deps: boo
                 dep = course.module(dep_id)
                 shutil.copyfile(REFERENCE_PYTHON / dep.file, dest / dep.file)
         return dest
+    except HarnessError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         raise HarnessError(f"cannot copy the workspace {ws.root}: {exc}",
                            "check its files are readable") from None
+
+
+def _copy_package(src: Path, dest: Path, root: Path) -> None:
+    """Directories and regular files only, caches skipped, at most ``MAX_PACKAGE_BYTES``.
+
+    The copy runs in the harness's process, before any isolation: a link is refused, not
+    followed (one to /dev/zero would never end, one to / would copy the machine), and so is
+    anything that is not a regular file.
+    """
+    for path in (src.parent, src):  # python/ and python/tinyllm themselves
+        if path.is_symlink():
+            raise HarnessError(f"{path.relative_to(root)} is a symbolic link",
+                               "put the folder itself there")
+    size = 0
+    for folder, dirs, names in os.walk(src):  # does not descend into links to directories
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        target = dest / Path(folder).relative_to(src)
+        target.mkdir(parents=True, exist_ok=True)
+        for name in (*dirs, *names):
+            path = Path(folder) / name
+            mode = path.lstat().st_mode
+            shown = path.relative_to(root)
+            if stat.S_ISLNK(mode):
+                raise HarnessError(f"{shown} is a symbolic link", "put the file itself there")
+            if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+                raise HarnessError(f"{shown} is not a regular file", "remove it")
+        for name in names:
+            path = Path(folder) / name
+            if name.endswith(".pyc"):
+                continue
+            size += path.lstat().st_size
+            if size > MAX_PACKAGE_BYTES:
+                raise HarnessError(f"{src.relative_to(root)} holds more than "
+                                   f"{MAX_PACKAGE_BYTES >> 20} MB", "keep only your modules there")
+            shutil.copyfile(path, target / name, follow_symlinks=False)
