@@ -34,6 +34,9 @@ def fmt(value: Any) -> str:
     if isinstance(value, Fraction):
         return f"{value} (= {float(value):.17g})" if value.denominator != 1 else str(value)
     if isinstance(value, BaseException):
+        remote = getattr(value, "remote", None)  # a class the harness does not rebuild
+        if remote is not None:
+            return f"raised {remote}"
         return f"raised {type(value).__name__}: {value}"
     return repr(value)
 

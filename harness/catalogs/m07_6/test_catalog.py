@@ -219,7 +219,8 @@ def test_accept_is_strict(target):
 @case("boundary", "r >= 1 accepts every u < 1", "under-proposed tokens are always kept",
       pitfalls=(2,), kills=("s02", "s12"))
 def test_accept_always_when_target_dominates(target):
-    for p_x, q_x in [(0.5, 0.25), (0.25, 0.25), (0.75, 0.125), (1.0, 1e-3)]:
+    # (1, 1): Python ints are real numbers, accepted like floats (the contract's argument rules).
+    for p_x, q_x in [(0.5, 0.25), (0.25, 0.25), (0.75, 0.125), (1.0, 1e-3), (1, 1)]:
         for u in (0.0, 0.5, 0.75, 0.999, LARGEST_U):
             got = target.rejection_accept(p_x, q_x, u)
             expect(got == True,  # noqa: E712
@@ -233,7 +234,8 @@ def test_accept_rejects_bad_arguments(target):
     bad = [(0.5, 0.0, 0.5), (0.0, 0.0, 0.0), (0.5, -0.25, 0.5), (-0.25, 0.5, 0.5),
            (0.5, 0.5, 1.0), (0.5, 0.5, -0.25), (0.5, 0.5, 1.5), (math.nan, 0.5, 0.5),
            (0.5, math.nan, 0.5), (0.5, 0.5, math.nan), (math.inf, 0.5, 0.5), (0.5, math.inf, 0.5),
-           (0.5, 0.5, math.inf), (0.5, 0.5, -math.inf)]
+           (0.5, 0.5, math.inf), (0.5, 0.5, -math.inf),
+           (None, 0.5, 0.5), (0.5, None, 0.5), (0.5, 0.5, None)]  # not real numbers
     for r in target.map("rejection_accept", bad):
         expect(isinstance(r.error, ValueError),
                f"{called('rejection_accept', r.args)} "
@@ -262,6 +264,8 @@ def test_acceptance_rate_matches_acceptance_probability(target):
             enumerated += w if lo.value else 0
         exact = sum((min(Fraction(a), Fraction(b)) for a, b in zip(p, q)), Fraction(0))
         got = target.acceptance_probability(p, q)
+        expect(math.isfinite(got), f"{called('acceptance_probability', (p, q))} returned {got!r}; "
+               "a probability is a finite number in [0, 1]", 9)
         slack = (len(p) + 2) * ULP  # the float sum's roundings and the ceiling of each ratio
         expect(abs(Fraction(got) - enumerated) <= slack and abs(enumerated - exact) <= slack,
                f"{called('acceptance_probability', (p, q))} returned {got!r}; accepting with "
@@ -563,7 +567,7 @@ def test_rejection_sample_first_try_enumerated(target):
                 else:
                     expect(isinstance(r.error, RuntimeError),
                            f"rejection_sample(p={p}, q={q}, m={m}, rng, max_tries=1) with uniforms "
-                           f"{r.args[3].values} raised {fmt(r.error)}; expected an answer or "
+                           f"{r.args[3].values} {fmt(r.error)}; expected an answer or "
                            "RuntimeError (no acceptance within max_tries)", 7)
                     outs.append("rejected")
             expect(outs[0] == outs[1], f"rejection_sample(p={p}, q={q}, m={m}) gave {outs[0]} and "
