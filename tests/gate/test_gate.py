@@ -207,3 +207,19 @@ def test_ms_p6_on_the_reference(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert [line.split()[:2] for line in done.stdout.splitlines() if line.startswith("  M0")] == [
         ["M06.3", "pass"], ["M07.1", "pass"], ["M07.6", "pass"]]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (_has_catalog("M06.3") and _has_catalog("M07.1")),
+                    reason="the catalogs of M06.3 and M07.1 are not in the tree yet")
+def test_ms_p6_with_a_broken_m07_1(tmp_path):
+    """The issue's other command: a broken M07.1 fails the gate, M07.6 is blocked by it."""
+    root = workspace(tmp_path)
+    break_categorical(root)
+    done = subprocess.run([sys.executable, "-m", "harness", "gate", "MS-P6", "--workspace",
+                           str(root), "--markdown", str(tmp_path / "gate.md")],
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert [line.split()[:2] for line in done.stdout.splitlines() if line.startswith("  M0")] == [
+        ["M06.3", "pass"], ["M07.1", "fail"], ["M07.6", "blocked"]]
+    assert "  M07.6  blocked  by M07.1 (failed its check)" in done.stdout
