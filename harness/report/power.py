@@ -1,0 +1,217 @@
+"""``ol audit --power`` reports: JSON, a Markdown table per sampled test, and a PNG plot.
+
+The plot (matplotlib, the ``plot`` extra) has three panels: the measured power against every
+mutant that changes a law (with its 95 % interval and the 0.999 line), the false-alarm rate on the
+reference against each test's alpha (log scale; a rate of 0 is drawn as its upper bound), and the
+reference's p-values against the uniform law they should follow. Without matplotlib the other
+reports are still written and the summary says how to get the plot.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import textwrap
+from pathlib import Path
+
+from harness.audit.analytic import TARGET_POWER
+from harness.audit.power_result import MutantPower, PowerAudit, TestPower
+from harness.report.common import md_cell
+from harness.report.io import default_reports_dir, write_atomic
+
+
+def write_power_reports(audit: PowerAudit, out: Path | None = None) -> tuple[list[Path], str]:
+    """``audit-power-<m>.json``, ``.md`` and ``.png``; the note is why a PNG is missing, if it is."""
+    base = Path(out) if out is not None else default_reports_dir()
+    m = audit.module
+    documents: dict[str, str | bytes] = {
+        f"audit-power-{m}.json": json.dumps(audit.to_json(), indent=2) + "\n",
+        f"audit-power-{m}.md": to_markdown(audit),
+    }
+    note = ""
+    try:
+        documents[f"audit-power-{m}.png"] = to_png(audit)
+    except ImportError:
+        note = "no PNG: matplotlib is not installed (python3 -m pip install -e '.[plot]')"
+    return [write_atomic(base / name, data) for name, data in documents.items()], note
+
+
+def _g(x: float | None, digits: int = 3) -> str:
+    return "n/a" if x is None else f"{x:.{digits}g}"
+
+
+def _rate(r) -> str:
+    return f"{r.k}/{r.n} = {_g(r.value)} (95 % CI {_g(r.low)} to {_g(r.high)})"
+
+
+def to_markdown(audit: PowerAudit) -> str:
+    word = "PASS" if audit.verdict == "pass" else "FAIL"
+    lines = [f"### Power audit {audit.module}: {word}", "",
+             (f"{audit.seeds} seeds per mutant, {audit.false_alarm_seeds} seeds for the false-alarm "
+              f"rate, {audit.jobs} jobs, {audit.duration_s:.1f} s (tables and real runs "
+              f"{audit.timings.get('tables_s', 0):.1f} s, seeded trials "
+              f"{audit.timings.get('trials_s', 0):.1f} s). A designated mutant must be killed with "
+              f"power at least {TARGET_POWER} and at the catalog's fixed seed."), ""]
+    for test in audit.tests:
+        lines += _test_section(test)
+    return "\n".join(lines) + "\n"
+
+
+def _test_section(t: TestPower) -> list[str]:
+    lines = [f"#### `{t.test}` ({t.kind}, size {t.size}, {t.alpha_name}, fixed seed {t.fixed_seed})", ""]
+    lines += [(f"- **false alarms** on the reference: {_rate(t.false_alarm)}, against alpha = "
+               f"{_g(t.alpha)}; p-value at the fixed seed {_g(t.fixed_seed_pvalue)}"),
+              "- calibration of the reference's p-values: " + "; ".join(
+                  f"p < {lvl}: {_rate(r)}" for lvl, r in t.calibration.items())
+              + f"; Kolmogorov-Smirnov against U(0, 1): p = {_g(t.uniformity_pvalue)}",
+              f"- **smallest detectable change** at power {TARGET_POWER}: {_detectable(t)}"]
+    if t.problems:
+        lines += [f"- **problem**: {md_cell(p)}" for p in t.problems]
+    lines += ["", *_mutant_table(t), ""]
+    same = [m.mutant for m in t.mutants if m.method == "none"]
+    if same:
+        lines += [f"Exact law equal to the reference's, nothing to detect: {', '.join(same)}.", ""]
+    if t.unreachable:
+        lines += [f"Edit code this trial never runs: {', '.join(t.unreachable)}.", ""]
+    return lines
+
+
+def _detectable(t: TestPower) -> str:
+    d = t.detectable
+    if t.kind == "chi-square":
+        return (f"df = {d['df']}, critical value {_g(d['critical_value'], 4)}; noncentrality "
+                f"lambda >= {_g(d['min_noncentrality'], 4)}, i.e. chi-square divergence >= "
+                f"{_g(d['min_divergence'])}: every law with TV >= {_g(d['min_tv'])} from p is "
+                f"caught at {t.size} draws")
+    return (f"mean tries below {_g(d['mean_below'], 4)} or above {_g(d['mean_above'], 4)} (m = "
+            f"{_g(d['m'])}, se = {_g(d['se'])}; a pure shift of {_g(d['normal_shift'])} tries); "
+            f"alpha: {_g(d['exact_alpha'])} exactly (NegBin), {_g(d['nominal_alpha'])} in the "
+            f"normal approximation")
+
+
+def _mutant_table(t: TestPower) -> list[str]:
+    measured = [m for m in t.mutants if m.method != "none"]
+    if not measured:
+        return ["No mutant changes this test's law."]
+    effect = "TV, lambda = N D" if t.kind == "chi-square" else "mean tries (shift)"
+    lines = [(f"| mutant | designated | method | {effect} | analytic power | measured power | "
+              "fixed seed | note |"), "| --- | :---: | --- | --- | ---: | --- | :---: | --- |"]
+    for m in measured:
+        lines.append(f"| `{m.mutant}` | {'yes' if m.designated else ''} | {m.method} | "
+                     f"{_effect(t, m)} | {_g(m.law.get('analytic_power'), 4)} | "
+                     f"{_rate(m.power) if m.power else 'n/a'} | "
+                     f"{'killed' if m.fixed_seed_killed else 'passes'} | {md_cell(m.note)} |")
+    return lines
+
+
+def _effect(t: TestPower, m: MutantPower) -> str:
+    law = m.law
+    est = " (estimated)" if law.get("estimated") else ""
+    if t.kind == "chi-square":
+        raise_part = f", raises on {_g(law['p_raise'])} of draws" if law.get("p_raise") else ""
+        lam = f", {_g(law['noncentrality'], 4)}" if "noncentrality" in law else ""
+        return f"{_g(law.get('tv'))}{lam}{raise_part}{est}"
+    if "mean_tries" not in law:
+        return "n/a"
+    return f"{_g(law['mean_tries'], 4)} ({law['shift']:+.3f}){est}"
+
+
+# -- the plot ---------------------------------------------------------------------------------------
+
+def to_png(audit: PowerAudit) -> bytes:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(figsize=(12, 8.5), dpi=110)
+    grid = fig.add_gridspec(2, 2, height_ratios=(1.15, 1))
+    _power_panel(fig.add_subplot(grid[0, :]), audit)
+    _alarm_panel(fig.add_subplot(grid[1, 0]), audit)
+    _uniformity_panel(fig.add_subplot(grid[1, 1]), audit)
+    fig.suptitle(f"ol audit {audit.module} --power: {audit.seeds} seeds per mutant, "
+                 f"{audit.false_alarm_seeds} for false alarms ({audit.verdict})")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def _power_panel(ax, audit: PowerAudit) -> None:
+    labels, values, lows, highs, colors, analytic = [], [], [], [], [], []
+    for t in audit.tests:
+        for m in (m for m in t.mutants if m.power is not None):
+            labels.append(f"{m.mutant}\n{t.kind}")
+            values.append(m.power.value)
+            lows.append(m.power.value - m.power.low)
+            highs.append(m.power.high - m.power.value)
+            colors.append("#1b5e20" if m.designated else "#90a4ae")
+            analytic.append(m.law.get("analytic_power"))
+    x = list(range(len(values)))
+    ax.bar(x, values, color=colors, yerr=[lows, highs], capsize=3, label="measured over seeds")
+    shown = [(i, a) for i, a in zip(x, analytic) if isinstance(a, float)]
+    if shown:
+        ax.scatter([i for i, _ in shown], [a for _, a in shown], marker="D", s=22, color="#000",
+                   zorder=3, label="analytic (exact law)")
+    ax.axhline(TARGET_POWER, color="#b71c1c", linestyle="--", linewidth=1,
+               label=f"required for designated mutants ({TARGET_POWER})")
+    ax.set_xticks(x, labels, fontsize=8)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("power (fraction of seeds that kill)")
+    ax.set_title("power against every mutant that changes the test's law "
+                 "(dark: designated for the test; bars: 95 % interval)", fontsize=10)
+    ax.legend(loc="lower left", fontsize=8)  # the 0.999 line always has a label
+
+
+def _short(test: str) -> str:
+    return textwrap.fill(test.removeprefix("test_").replace("_", " "), 24)
+
+
+def _alarm_panel(ax, audit: PowerAudit) -> None:
+    floor = min([t.alpha for t in audit.tests] + [1e-3]) / 5
+    for i, t in enumerate(audit.tests):
+        fa = t.false_alarm
+        if fa.k:
+            ax.errorbar([i], [fa.value], yerr=[[fa.value - max(fa.low, floor)], [fa.high - fa.value]],
+                        fmt="o", color="#0d47a1", capsize=4,
+                        label="measured, 95 % interval" if i == 0 else None)
+        else:
+            ax.vlines(i, floor, fa.high, color="#0d47a1", linewidth=2)
+            ax.scatter([i], [fa.high], marker="v", color="#0d47a1", zorder=3,
+                       label="0 seen: 95 % interval from 0 to the triangle" if i == 0 else None)
+        ax.hlines(t.alpha, i - 0.25, i + 0.25, color="#b71c1c", linewidth=2,
+                  label="alpha of the test" if i == 0 else None)
+    ax.set_yscale("log")
+    ax.set_ylim(floor, 1)
+    ax.set_xticks(range(len(audit.tests)), [_short(t.test) for t in audit.tests], fontsize=8)
+    ax.set_xlim(-0.6, len(audit.tests) - 0.4)
+    ax.set_ylabel("false-alarm rate on the reference")
+    ax.set_title("false alarms against alpha", fontsize=10)
+    if audit.tests:
+        ax.legend(fontsize=7, loc="upper right")
+
+
+def _uniformity_panel(ax, audit: PowerAudit) -> None:
+    for t in audit.tests:
+        ps = sorted(t.pvalues)
+        if ps:
+            ax.plot(ps, [(i + 1) / len(ps) for i in range(len(ps))], drawstyle="steps-post",
+                    label=f"{t.test.removeprefix('test_')} (KS p = {_g(t.uniformity_pvalue, 2)})")
+    ax.plot([0, 1], [0, 1], color="#777", linestyle=":", label="U(0, 1)")
+    ax.set_xlabel("p-value on the reference")
+    ax.set_ylabel("fraction of seeds")
+    ax.set_title("reference p-values: should be uniform", fontsize=10)
+    ax.legend(fontsize=7)
+
+
+def summary(audit: PowerAudit) -> str:
+    """A few lines for the terminal."""
+    lines = [f"ol audit {audit.module} --power: {audit.verdict.upper()} ({audit.duration_s:.1f} s)"]
+    for t in audit.tests:
+        measured = [m for m in t.mutants if m.power is not None]
+        worst = min(measured, key=lambda m: m.power.value) if measured else None
+        lines.append(f"  {t.test}: false alarms {_rate(t.false_alarm)}; "
+                     + (f"lowest power {worst.power.value:.3f} ({worst.mutant})" if worst else "no power to measure"))
+        lines += [f"    problem: {p}" for p in t.problems]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,52 @@
+"""``ol audit`` end to end: argument errors at once, and small real runs (slow)."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.audit.mutmut_run import run_mutmut_audit
+from harness.audit.power import run_power_audit
+from harness.cli import main
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["audit", "M07.6", "--mutmut", "--seeds", "5"], "--seeds goes with --power"),
+    (["audit", "M07.6", "--power", "--seeds", "0"], "--seeds must be a positive number"),
+    (["audit", "M99.9", "--power"], "unknown module"),
+])
+def test_usage_errors_are_one_line_and_exit_2(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_an_unwritable_report_folder_fails_before_the_run(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main(["audit", "M07.6", "--power", "--out", str(blocker / "sub")]) == 2
+    assert "cannot write reports" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_small_power_audit_passes_and_measures_the_designated_mutants():
+    audit = run_power_audit("M07.6", seeds=3, jobs=2)
+    assert audit.verdict == "pass" and audit.false_alarm_seeds == 30
+    chi = audit.tests[0]
+    designated = {m.mutant: m for t in audit.tests for m in t.mutants if m.designated}
+    assert set(designated) == {"s06", "s07", "s13", "s18"}
+    assert all(m.power.k == 3 and m.fixed_seed_killed for m in designated.values())
+    assert chi.detectable["df"] == 6 and 0.02 < chi.detectable["min_tv"] < 0.05
+    assert {m.mutant for m in chi.mutants if m.method == "none"} >= {"s09", "s11", "x18"}
+
+
+@pytest.mark.slow
+def test_mutmut_over_one_function_with_the_full_matrix_and_the_records(tmp_path):
+    audit = run_mutmut_audit("M07.6", jobs=2, log_dir=tmp_path, run_lab_too=False,
+                             functions=("_finite",))
+    assert {r.mutant.function for r in audit.rows} == {"_finite"} and len(audit.rows) >= 5
+    assert audit.clean_failures == () and audit.stale == ()
+    assert audit.count("unexplained") == 0 and audit.count("equivalent") >= 1
+    killed = [r for r in audit.rows if r.detected]
+    assert killed and all(r.killed_by and set(r.killed_by) <= set(r.covered_by) for r in killed)
+    assert not any(r.disagreement for r in audit.rows)
+    assert "mutations/second" in (tmp_path / "mutmut-M07.6.log").read_text()

@@ -1,0 +1,136 @@
+"""The audit's reports: Stryker JSON against its schema, Markdown and HTML, the power tables."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft7Validator
+
+from harness.audit.analytic import rate
+from harness.audit.equivalents import Record
+from harness.audit.mutations import MutmutMutant
+from harness.audit.mutmut_result import MutmutAudit, MutmutRow
+from harness.audit.power_result import MutantPower, PowerAudit, TestPower
+from harness.course import REFERENCE_PYTHON
+from harness.report.audit import (
+    mutator_name,
+    to_markdown,
+    to_stryker,
+    write_mutmut_reports,
+)
+from harness.report.power import to_markdown as power_markdown
+from harness.report.power import write_power_reports
+
+SCHEMA = Path(__file__).resolve().parent.parent / "schemas" / "mutation-testing-report-schema.json"
+FILE = "tinyllm/prob/rejection.py"
+TESTS = ("test_accept_is_strict", "test_accept_rejects_bad_arguments")
+
+
+def _line(text: str) -> int:
+    lines = (REFERENCE_PYTHON / FILE).read_text(encoding="utf-8").splitlines()
+    return next(i for i, line in enumerate(lines, start=1) if text in line)
+
+
+def _row(n, original, mutated, status, killed_by=(), record=None):
+    line = _line(original)
+    m = MutmutMutant(f"tinyllm.prob.rejection.x_rejection_accept__mutmut_{n}", n, "rejection_accept",
+                     original, mutated, 1, line, line, f"-    {original}\n+    {mutated}",
+                     mutated)
+    return MutmutRow(m, status, tuple(killed_by), TESTS, {t: "failed" for t in killed_by}, record)
+
+
+@pytest.fixture()
+def audit():
+    record = Record("rejection_accept", 'p_x = _finite("p_x", p_x)', 'p_x = _finite("XXp_xXX", p_x)',
+                    "out-of-contract", "the name only feeds the error message", None, 1)
+    stale = Record("gone", "a", "b", "equivalent", "no longer there", None, 2)
+    rows = (_row(1, "if q_x <= 0.0:", "if q_x < 0.0:", "killed", ["test_accept_rejects_bad_arguments"]),
+            _row(2, 'p_x = _finite("p_x", p_x)', 'p_x = _finite("XXp_xXX", p_x)', "survived",
+                 record=record),
+            _row(3, "return u < p_x / q_x", "return u <= p_x / q_x", "survived"))
+    return MutmutAudit("M07.6", FILE, rows, (stale,), TESTS, (), "3.8.1", 2,
+                       {"mutmut_s": 30.0, "matrix_s": 6.0, "mutmut_cpu_s": 54.0, "total_s": 40.0},
+                       1.5, {"mutants": 10, "duration_s": 4.0, "cpu_s": 7.0, "jobs": 2}, {"killed": 1})
+
+
+def test_counts_score_and_verdict(audit):
+    assert (audit.count("detected"), audit.count("equivalent"), audit.count("unexplained")) == (1, 1, 1)
+    assert audit.score == 0.5 and audit.verdict == "fail"
+    speed = audit.speed()
+    assert speed["lab_s_per_mutant"] == 0.4 and speed["mutmut_s_per_mutant"] == 10.0
+    assert speed["lab_cpu_s_per_mutant"] == 0.7 and speed["mutmut_cpu_s_per_mutant"] == 18.0
+    assert speed["audit_cpu_s_per_mutant"] == 18.0
+    assert "no higher than the audit's CPU cost per mutant" in to_markdown(audit)
+
+
+def test_stryker_report_validates_and_ignores_recorded_equivalents(audit):
+    report = to_stryker(audit)
+    Draft7Validator(json.loads(SCHEMA.read_text(encoding="utf-8"))).validate(report)
+    mutants = next(iter(report["files"].values()))["mutants"]
+    assert [m["status"] for m in mutants] == ["Killed", "Ignored", "Survived"]
+    assert mutants[1]["statusReason"] == "out-of-contract: the name only feeds the error message"
+    assert mutants[0]["killedBy"] == ["test_accept_rejects_bad_arguments"]
+    assert mutants[2]["location"]["start"]["line"] == _line("return u < p_x / q_x")
+
+
+def test_markdown_shows_each_unexplained_survivors_diff_and_stale_records(audit):
+    text = to_markdown(audit)
+    assert "FAIL" in text and "Score 1/2 = 50.0 %" in text
+    assert "+    return u <= p_x / q_x" in text and "Stale records (1)" in text
+    assert 'mutated = "return u <= p_x / q_x"' in text  # the skeleton to complete
+
+
+def test_all_mutmut_reports_are_written(audit, tmp_path):
+    names = sorted(p.name for p in write_mutmut_reports(audit, tmp_path))
+    assert names == ["audit-mutmut-M07.6.html", "audit-mutmut-M07.6.json", "audit-mutmut-M07.6.md",
+                     "mutation-report-mutmut-M07.6.json"]
+
+
+@pytest.mark.parametrize("original,mutated,name", [
+    ("if u < r:", "if u <= r:", "EqualityOperator"), ("x = a / b", "x = a * b", "ArithmeticOperator"),
+    ('f("p", x)', 'f("XXpXX", x)', "StringLiteral"), ("f(1)", "f(2)", "NumberLiteral"),
+    ('f(x, "p")', "f(x, None)", "NoneReplacement"), ('f(x, "p")', "f(x, )", "ArgumentRemoval"),
+    ("a or b", "a and b", "LogicalOperator"), ("if not a:", "if a:", "BooleanNegation"),
+    ("if a is b:", "if a is not b:", "BooleanNegation"), ("t += 1", "t = 1", "AssignmentOperator"),
+    ("f(p, q)", "f(q)", "ArgumentRemoval"),
+])
+def test_mutator_names(original, mutated, name):
+    assert mutator_name(original, mutated) == name
+
+
+def _power_audit(power_value: int) -> PowerAudit:
+    designated = MutantPower("s06", "resample from p", True, "table", True,
+                             {"tv": 0.1, "noncentrality": 1000.0, "analytic_power": 1.0},
+                             rate(power_value, 200), True)
+    same = MutantPower("s09", "np.sum", False, "none", False, {"tv": 1e-16}, None, False)
+    test = TestPower("test_speculative_chi_square", "chi-square", "CHI_SQUARE_ALPHA", 1e-6, 20260706,
+                     20000, rate(0, 2000), 0.53, {"0.05": rate(100, 2000)}, 0.4,
+                     {"df": 6, "critical_value": 38.26, "min_noncentrality": 79.9,
+                      "min_divergence": 0.004, "min_tv": 0.0316, "nominal_alpha": 1e-6},
+                     (designated, same), ("s15",), (0.1, 0.5, 0.9))
+    return PowerAudit("M07.6", 200, 2000, 2, 60.0, (test,), {"tables_s": 20.0, "trials_s": 40.0})
+
+
+def test_power_verdict_flags_a_designated_mutant_below_the_required_power():
+    assert _power_audit(200).verdict == "pass"
+    weak = _power_audit(199)
+    assert weak.verdict == "fail"
+    assert "power 0.9950 < 0.999" in weak.tests[0].problems[0]
+
+
+def test_power_markdown_states_the_detectable_change_and_each_mutant():
+    text = power_markdown(_power_audit(200))
+    assert "TV >= 0.0316" in text and "| `s06` | yes | table |" in text
+    assert "nothing to detect: s09" in text and "never runs: s15" in text
+
+
+def test_power_reports_are_written_with_a_plot(tmp_path):
+    pytest.importorskip("matplotlib")
+    paths, note = write_power_reports(_power_audit(200), tmp_path)
+    assert note == "" and sorted(p.suffix for p in paths) == [".json", ".md", ".png"]
+    png = next(p for p in paths if p.suffix == ".png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    data = json.loads(next(p for p in paths if p.suffix == ".json").read_text())
+    assert data["tests"][0]["mutants"][0]["power"]["k"] == 200
