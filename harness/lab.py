@@ -7,6 +7,7 @@ processes. No mutant stops at its first kill: every cell of the kill matrix is a
 
 from __future__ import annotations
 
+import gc
 import itertools
 import json
 import multiprocessing
@@ -169,6 +170,10 @@ def run_lab(module_id: str, jobs: int | None = None,
                     progress(i + 1, len(mutants), m.id)
         else:
             ctx = multiprocessing.get_context("fork")
+            # What start-up loaded is shared with the forked processes; frozen, the collector
+            # neither walks it nor copies its pages in every process.
+            gc.collect()
+            gc.freeze()
             with ctx.Pool(jobs) as pool:
                 for i, (mid, data) in enumerate(pool.imap_unordered(_run_pair, [m.id for m in mutants])):
                     results[mid] = RunResult.from_json(data)
@@ -176,6 +181,7 @@ def run_lab(module_id: str, jobs: int | None = None,
                         progress(i + 1, len(mutants), mid)
     finally:
         _POOL_STATE.clear()
+        gc.unfreeze()
     rows = tuple(MutantRow(m, results[m.id]) for m in mutants)
     tests = tuple(info.name for info, _ in collect(module))
     return LabResult(module.id, reference, rows, tests, time.perf_counter() - start, jobs,
