@@ -99,6 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("module")
     p.add_argument("--jobs", type=int, metavar="N", action=_Once, help="processes (default: all cores)")
     p.add_argument("--out", metavar="DIR", action=_Once, help="report folder (default: reports/)")
+    p.add_argument("--exhaustive", action="store_true",
+                   help="run every cell of the matrix, also tests that never reach the mutated "
+                   "function on the reference (same matrix, slower)")
 
     p = sub.add_parser("audit", help="mutmut mutants and the power of the sampled tests")
     p.add_argument("module")

@@ -180,7 +180,7 @@ def cmd_lab(args: argparse.Namespace) -> int:
     if out is not None:
         _check_report_paths([str(out / f"lab-{module.id}.json")])
     _out(f"ol lab {module.id}: the catalog against the reference and every mutant")
-    result = run_lab(module.id, args.jobs, progress_printer())
+    result = run_lab(module.id, args.jobs, progress_printer(), exhaustive=args.exhaustive)
     paths = write_lab_reports(result, out)
     sys.stdout.write(lab_summary(result))
     for p in paths:

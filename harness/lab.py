@@ -24,7 +24,9 @@ from harness.errors import MutantDoesNotApply, VerdictFailure
 from harness.loading import load_reference, module_from_source, reference_target
 from harness.model import FORMAT_VERSION, RunResult
 from harness.mutants import Mutant, apply, load_mutants
-from harness.runner import run_catalog
+from harness.coverage import reaches, reference_run_with_coverage
+from harness.model import Outcome, TestResult
+from harness.runner import run_case, run_catalog
 from harness.target import InProcessTarget
 
 LAB_TEST_LIMIT_S = 60.0
@@ -70,6 +72,7 @@ class LabResult:
     duration_s: float
     jobs: int
     notes: dict[str, str] = field(default_factory=dict)  # test -> why it is nobody's designated killer
+    cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def reference_passed(self) -> bool:
@@ -87,6 +90,11 @@ class LabResult:
         return [r.mutant.id for r in self.rows if r.killed_by == [test]]
 
     def minimal_subset(self) -> list[str]:
+        if "subset" not in self.cache:
+            self.cache["subset"] = self._minimal_subset()
+        return list(self.cache["subset"])
+
+    def _minimal_subset(self) -> list[str]:
         return minimal_cover({t: set(self.kills(t)) for t in self.tests},
                              {r.mutant.id for r in self.rows if r.killed})
 
@@ -117,11 +125,23 @@ class LabResult:
 
 
 def minimal_cover(kills: dict[str, set[str]], universe: set[str]) -> list[str]:
-    """A smallest set of tests whose kills cover ``universe`` (exact: tries sizes 1, 2, ...)."""
-    names = [t for t in kills if kills[t]]
+    """A smallest set of tests whose kills cover ``universe`` (exact: tries sizes 1, 2, ...).
+
+    Sets are bit masks, and a test whose kills another test's kills contain is left out (some
+    smallest cover never needs it), which keeps the search small.
+    """
+    bit = {m: 1 << i for i, m in enumerate(sorted(universe))}
+    masks = {t: sum(bit[m] for m in ms if m in bit) for t, ms in kills.items()}
+    names = [t for t, mask in masks.items() if mask and not any(
+        other != t and (masks[other] | mask) == masks[other]
+        and (masks[other] != mask or other < t) for other in masks)]
+    goal = sum(bit.values())
     for size in range(1, len(names) + 1):
         for combo in itertools.combinations(names, size):
-            if set().union(*(kills[t] for t in combo)) >= universe:
+            union = 0
+            for t in combo:
+                union |= masks[t]
+            if union == goal:
                 return list(combo)
     return names
 
@@ -132,11 +152,26 @@ _POOL_STATE: dict[str, Any] = {}
 
 
 def _run_one(mutant_id: str) -> dict[str, Any]:
-    """In a forked lab process: the catalog against one mutant, as JSON."""
+    """In a forked lab process: the catalog against one mutant, as JSON.
+
+    Without ``--exhaustive``, a test that never calls the mutated function on the reference is
+    not run: it would execute the reference's code exactly, so its cell is "passed" by
+    construction (``harness.coverage``).
+    """
     module: Module = _POOL_STATE["module"]
     mutant = _POOL_STATE["mutants"][mutant_id]
+    coverage = _POOL_STATE.get("coverage")
     target = mutant_target(mutant, module)
-    return run_catalog(module, target, "mutant", limit=LAB_TEST_LIMIT_S).to_json()
+    start = time.perf_counter()
+    results = []
+    for info, fn in collect(module):
+        if coverage is not None and not reaches(coverage[info.name], mutant.function):
+            results.append(TestResult(info.name, info.kind, Outcome.PASSED, 0.0,
+                                      f"not run: never calls {mutant.function} (coverage)"))
+        else:
+            results.append(run_case(module, info, fn, target, LAB_TEST_LIMIT_S))
+    return RunResult(module.id, "mutant", target.label, tuple(results),
+                     time.perf_counter() - start).to_json()
 
 
 def _check_all_apply(mutants: list[Mutant], module: Module) -> None:
@@ -148,20 +183,30 @@ def _check_all_apply(mutants: list[Mutant], module: Module) -> None:
 
 
 def run_lab(module_id: str, jobs: int | None = None,
-            progress: Callable[[int, int, str], None] | None = None) -> LabResult:
-    """The reference, then every mutant of ``module_id``, each against the whole catalog."""
+            progress: Callable[[int, int, str], None] | None = None,
+            exhaustive: bool = False) -> LabResult:
+    """The reference, then every mutant of ``module_id``, each against the whole catalog.
+
+    ``exhaustive`` runs every cell of the matrix; otherwise the cells of tests that never reach
+    the mutated function are filled in from the reference's coverage (the same matrix, faster).
+    """
     start = time.perf_counter()
     module = load_course().module(module_id)
     mutants = load_mutants(module_id)
     _check_all_apply(mutants, module)
-    reference = run_catalog(module, reference_target(module), "reference", limit=LAB_TEST_LIMIT_S)
+    if exhaustive:
+        reference = run_catalog(module, reference_target(module), "reference", limit=LAB_TEST_LIMIT_S)
+        coverage = None
+    else:  # one run gives the reference's verdicts and what each test reaches
+        reference, coverage = reference_run_with_coverage(module)
     if reference.verdict != "pass":
         names = ", ".join(t.name for t in reference.failures())
         raise VerdictFailure(f"the reference fails its own catalog: {names}",
                              "fix the reference or the test before running the lab")
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(mutants) or 1))
     results: dict[str, RunResult] = {}
-    _POOL_STATE.update(module=module, mutants={m.id: m for m in mutants})
+    _POOL_STATE.update(module=module, mutants={m.id: m for m in mutants},
+                       coverage=coverage)
     try:
         if jobs == 1:
             for i, m in enumerate(mutants):

@@ -93,3 +93,14 @@ def test_a_mutant_that_no_longer_applies_stops_the_lab(library, capsys):
     assert main(["lab", "M07.6", "--jobs", "1"]) == 1
     err = capsys.readouterr().err
     assert "s01" in err and "no longer applies" in err and "Traceback" not in err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("module_id", ["M07.6", "M06.3", "M07.1"])
+def test_coverage_deduction_gives_the_exhaustive_matrix(module_id, real_lab):
+    """Cells filled in from coverage equal the cells of a run that executes every test."""
+    fast = real_lab if module_id == "M07.6" else run_lab(module_id, jobs=2)
+    full = run_lab(module_id, jobs=2, exhaustive=True)
+    assert {r.mutant.id: r.killed_by for r in fast.rows} == {r.mutant.id: r.killed_by for r in full.rows}
+    assert {r.mutant.id: [t.outcome for t in r.run.tests] for r in fast.rows} == \
+        {r.mutant.id: [t.outcome for t in r.run.tests] for r in full.rows}
