@@ -56,3 +56,23 @@ def returns_value(result: Any, what: str, pitfall: int | None = None) -> Any:
         raise CatalogFailure(f"{what} raised {type(result.error).__name__}: {result.error}; "
                              "expected a value", pitfall)
     return result.value
+
+
+def merge_small(counts, expected, minimum: float = 5.0):
+    """Pool every category expected below ``minimum`` into one (the chi-square's usual rule)."""
+    obs, exp, pool_o, pool_e = [], [], 0, 0.0
+    for o, e in zip(counts, expected):
+        if e < minimum:
+            pool_o, pool_e = pool_o + o, pool_e + e
+        else:
+            obs.append(o)
+            exp.append(e)
+    if pool_e > 0 or pool_o > 0:
+        if pool_e < minimum and exp:
+            i = int(np.argmin(exp))
+            exp[i], obs[i] = exp[i] + pool_e, obs[i] + pool_o
+        else:
+            obs.append(pool_o)
+            exp.append(pool_e)
+    exp = np.array(exp) * (sum(obs) / sum(exp))
+    return np.array(obs, dtype=float), exp

@@ -21,7 +21,14 @@ from fractions import Fraction
 import numpy as np
 
 from harness.catalog import case
-from harness.catalogs.support import CatalogFailure, called, expect, fmt, law_table
+from harness.catalogs.support import (
+    CatalogFailure,
+    called,
+    expect,
+    fmt,
+    law_table,
+    merge_small,
+)
 from harness.exact import (
     SCALE,
     ULP,
@@ -377,26 +384,6 @@ def chi_square_calls(seed: int, draws: int) -> tuple[tuple, ...]:
     probs = chi_square_probs()
     source = HarnessPCG32(seed, 54)
     return tuple((probs, source.uniform()) for _ in range(draws))
-
-
-def merge_small(counts, expected, minimum: float = 5.0):
-    """Pool every category expected below ``minimum`` into one (the chi-square's usual rule)."""
-    obs, exp, pool_o, pool_e = [], [], 0, 0.0
-    for o, e in zip(counts, expected):
-        if e < minimum:
-            pool_o, pool_e = pool_o + o, pool_e + e
-        else:
-            obs.append(o)
-            exp.append(e)
-    if pool_e > 0 or pool_o > 0:
-        if pool_e < minimum and exp:
-            i = int(np.argmin(exp))
-            exp[i], obs[i] = exp[i] + pool_e, obs[i] + pool_o
-        else:
-            obs.append(pool_o)
-            exp.append(pool_e)
-    exp = np.array(exp) * (sum(obs) / sum(exp))
-    return np.array(obs, dtype=float), exp
 
 
 def chi_square_trial(target, seed: int, draws: int = CHI_SQUARE_DRAWS):
