@@ -1,8 +1,8 @@
 """Grading slots: long-lived harness processes that each check many submissions, one at a time.
 
-Why not one ``ol check`` process per submission: a check of M07.6 spends about a quarter of its
-CPU on start-up (the interpreter, numpy, scipy, the catalog and its seeded inputs); a slot pays
-that once and then runs ``run_check`` per submission, exactly as ``ol check`` does (the student's
+Why not one ``ol check`` process per submission: a cold check of a correct M07.6 spends 42% of
+its CPU on start-up (the interpreter, numpy, scipy, the catalog and its seeded inputs; measured in
+docs/grading.md); a slot pays that once and then runs ``run_check`` per submission, exactly as ``ol check`` does (the student's
 code still runs in a fresh isolated worker with limits for every submission). Why not threads in
 the grading process: the catalog's own work (exact enumeration, chi-square) is Python on the
 harness side, so threads would share one core.
