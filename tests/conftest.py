@@ -31,3 +31,23 @@ def real_lab():
     from harness.lab import run_lab
 
     return run_lab("M07.6", jobs=2)
+
+
+@pytest.fixture(scope="session")
+def module_lab(request):
+    """``module_lab(module_id)``: one real ``run_lab`` per course module for the whole session.
+
+    Each module's lab runs the first time a test asks for it (deselected modules cost nothing);
+    M07.6's is ``real_lab`` itself, so the suite never runs a module's lab twice.
+    """
+    from harness.lab import run_lab
+
+    labs = {}
+
+    def lab_of(module_id: str):
+        if module_id not in labs:
+            labs[module_id] = (request.getfixturevalue("real_lab") if module_id == "M07.6"
+                               else run_lab(module_id, jobs=2))
+        return labs[module_id]
+
+    return lab_of

@@ -21,7 +21,7 @@ from harness.audit.equivalents import skeleton
 from harness.audit.mutmut_result import MutmutAudit, MutmutRow
 from harness.course import REFERENCE_PYTHON, REPO_ROOT
 from harness.report.common import md_cell
-from harness.report.io import default_reports_dir, write_atomic
+from harness.report.io import write_reports
 from harness.report.lab import _stryker_test_files, position
 
 THRESHOLDS = {"high": 100, "low": 80}
@@ -32,7 +32,6 @@ _FSTRING = getattr(tokenize, "FSTRING_START", -1)  # Python 3.12+ splits f-strin
 
 def write_mutmut_reports(audit: MutmutAudit, out: Path | None = None) -> list[Path]:
     """``audit-mutmut-<m>.json``, ``mutation-report-mutmut-<m>.json``, ``.md`` and ``.html``."""
-    base = Path(out) if out is not None else default_reports_dir()
     m = audit.module
     documents = {
         f"audit-mutmut-{m}.json": _json(audit.to_json()),
@@ -40,7 +39,7 @@ def write_mutmut_reports(audit: MutmutAudit, out: Path | None = None) -> list[Pa
         f"audit-mutmut-{m}.md": to_markdown(audit),
         f"audit-mutmut-{m}.html": to_html(audit),
     }
-    return [write_atomic(base / name, text) for name, text in documents.items()]
+    return write_reports(documents, out)
 
 
 def _json(data: dict[str, Any]) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 from harness.course import REPORTS_DIR
@@ -41,6 +42,16 @@ def write_atomic(path: Path | str, data: str | bytes) -> Path:
         raise HarnessError(f"cannot write {path}: {_reason(exc)}", HINT) from exc
     _sync_directory(target.parent)
     return target
+
+
+def write_reports(documents: Mapping[str, str | bytes], out: Path | str | None = None) -> list[Path]:
+    """Write a set of reports, ``file name -> content``, into the folder ``out`` (``reports/``
+    when it is None), each through ``write_atomic``; returns the paths written, in order.
+
+    Build every document before calling this, so a formatting error leaves no half set behind.
+    """
+    base = Path(out) if out is not None else default_reports_dir()
+    return [write_atomic(base / name, data) for name, data in documents.items()]
 
 
 def ensure_writable(path: Path | str) -> Path:

@@ -30,7 +30,7 @@ from harness.errors import HarnessError
 from harness.lab import LabResult, MutantRow
 from harness.mutants import Mutant, apply
 from harness.report.common import md_cell
-from harness.report.io import default_reports_dir, write_atomic
+from harness.report.io import write_reports
 
 # The lab's verdict needs every mutant killed, so only 100 % is green; below 80 % is red.
 THRESHOLDS = {"high": 100, "low": 80}
@@ -50,7 +50,6 @@ def write_lab_reports(result: LabResult, out: Path | None = None) -> list[Path]:
 
     Into ``out``, or ``reports/`` when it is None; returns the paths written, in that order.
     """
-    base = Path(out) if out is not None else default_reports_dir()
     m = result.module
     documents = {
         f"lab-{m}.json": _json_text(result.to_json()),
@@ -58,7 +57,7 @@ def write_lab_reports(result: LabResult, out: Path | None = None) -> list[Path]:
         f"lab-{m}.md": to_lab_markdown(result),
         f"lab-{m}.html": to_lab_html(result),
     }
-    return [write_atomic(base / name, text) for name, text in documents.items()]
+    return write_reports(documents, out)
 
 
 def _json_text(data: dict[str, Any]) -> str:

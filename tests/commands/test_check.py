@@ -8,13 +8,15 @@ from pathlib import Path
 
 import pytest
 
+from harness.catalog import collect
 from harness.check import CheckRequest, run_check
 from harness.cli import main
 from harness.course import REFERENCE_PYTHON, load_course
 from harness.lab import mutant_source
-from harness.mutants import load_mutants
+from harness.mutants import find_mutant, load_mutants
 from harness.workspace import resolve_workspace
 
+MODULES = list(load_course().modules)
 MODULE = load_course().module("M07.6")
 REFERENCE_WS = REFERENCE_PYTHON.parent
 
@@ -39,12 +41,17 @@ def test_reference_passes_in_process_and_isolated(capsys, tmp_path):
     assert {t["outcome"] for t in data["tests"]} == {"passed"}
 
 
-def test_fresh_stubs_fail_every_test_as_not_implemented(tmp_path, capsys):
-    assert main(["start", "M07.6", "--workspace", str(tmp_path)]) == 0
-    assert main(["check", "M07.6", "--workspace", str(tmp_path), "--ref-deps"]) == 1
+@pytest.mark.parametrize("module_id", MODULES)
+def test_fresh_stubs_fail_every_test_as_not_implemented(module_id, tmp_path, capsys):
+    """A module that needs others is checked with --ref-deps; one that needs none, without."""
+    module = load_course().module(module_id)
+    count = len(collect(module))  # the catalog's table is pinned in test_catalog_metadata.py
+    assert main(["start", module_id, "--workspace", str(tmp_path)]) == 0
+    ref_deps = ["--ref-deps"] if module.needs else []
+    assert main(["check", module_id, "--workspace", str(tmp_path), *ref_deps]) == 1
     out = capsys.readouterr().out
-    assert "M07.6: 0 passed, 19 failed (verdict: fail)" in out
-    assert out.count("not implemented yet") == 19
+    assert f"{module_id}: 0 passed, {count} failed (verdict: fail)" in out
+    assert out.count("not implemented yet") == count
     assert "Traceback" not in out
 
 
@@ -96,7 +103,23 @@ def test_a_workspace_with_a_chapter_bug_fails_its_designated_test(mutant, tmp_pa
     assert failed[pattern].pitfall == mutant.pitfall
 
 
-def test_check_against_a_mutant_names_its_pitfall(capsys):
-    assert main(["check", "M07.6", "--target", "s01", "-k", "test_accept_is_strict"]) == 1
+# ``ol check <module> --target s01 -k <test>``: s01's designated test, and what its failure says.
+S01_CHECK = {
+    "M06.3": ("test_published_vector",
+              ["the multiplier 1442695040888963407", "see pitfall 1: the wrong LCG multiplier"]),
+    "M07.1": ("test_boundary_goes_to_next_positive_id", ["see pitfall 1: u <= c_i instead of u < c_i"]),
+    "M07.6": ("test_accept_is_strict", ["see pitfall 1: accepting on u <= r"]),
+}
+
+
+@pytest.mark.parametrize("module_id", MODULES)
+def test_check_against_a_mutant_names_its_pitfall(module_id, capsys):
+    test, says = S01_CHECK[module_id]
+    mutant = find_mutant(module_id, "s01")
+    assert test in mutant.designated
+    assert main(["check", module_id, "--target", "s01", "-k", test]) == 1
     out = capsys.readouterr().out
-    assert "see pitfall 1: accepting on u <= r" in out
+    pitfall = load_course().module(module_id).pitfall_text(mutant.pitfall)
+    assert f"see pitfall {mutant.pitfall}: {pitfall}\n" in out
+    for text in says:
+        assert text in out

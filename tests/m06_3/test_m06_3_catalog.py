@@ -1,4 +1,7 @@
-"""The M06.3 catalog's metadata is one truth, and its own inputs do what the catalog says.
+"""The M06.3 catalog's own inputs do what the catalog says, and its mutants edit one method each.
+
+The metadata every catalog shares (its table, kills, pitfalls, plain mutants) is checked for all
+modules in tests/commands/test_catalog_metadata.py.
 
 File names carry the module: ``tests/m06_3`` has no ``__init__.py``, and pytest's default import
 mode needs every test file's basename to be unique across the suite.
@@ -11,7 +14,6 @@ import time
 
 import pytest
 
-from harness.catalog import collect
 from harness.catalogs.m06_3 import test_catalog as catalog
 from harness.course import REFERENCE_PYTHON, load_course
 from harness.loading import reference_target
@@ -22,51 +24,6 @@ from harness.sources import HarnessPCG32
 MODULE = load_course().module("M06.3")
 MUTANTS = load_mutants("M06.3")
 REFERENCE_SOURCE = (REFERENCE_PYTHON / MODULE.file).read_text(encoding="utf-8")
-
-# The catalog table: name -> kind, in file order.
-TABLE = {
-    "test_published_vector": "unit",
-    "test_seeding_follows_pcg32_srandom_r": "property",
-    "test_stream_independence": "statistical",
-    "test_same_seed_same_sequence": "property",
-    "test_next_u32_is_a_32_bit_int": "property",
-    "test_uniform_is_two_words_first_word_high": "unit",
-    "test_uniform_consumes_exactly_two_words": "unit",
-    "test_uniform_granularity_is_2_to_minus_53": "property",
-    "test_uniform_range_includes_0_excludes_1": "boundary",
-    "test_uniform_chi_square": "statistical",
-    "test_bad_seed_or_stream_raises": "boundary",
-    "test_valid_seeds_and_streams_accepted": "boundary",
-}
-
-
-def test_the_catalog_is_the_table_in_its_order():
-    assert [(c.name, c.kind.value) for c, _ in collect(MODULE)] == list(TABLE.items())
-
-
-def test_every_test_names_what_it_checks_why_and_a_known_pitfall():
-    for info, _ in collect(MODULE):
-        assert info.checks and info.why and info.pitfalls, info.name
-        assert all(p in MODULE.pitfalls for p in info.pitfalls), info.name
-
-
-def test_kills_on_each_test_are_exactly_the_mutants_designating_it():
-    for info, _ in collect(MODULE):
-        designating = sorted(m.id for m in MUTANTS if info.name in m.designated)
-        assert list(info.kills) == designating, info.name
-
-
-def test_pitfalls_are_numbered_from_1_and_every_one_has_a_mutant():
-    assert sorted(MODULE.pitfalls) == list(range(1, len(MODULE.pitfalls) + 1))
-    assert {m.pitfall for m in MUTANTS} == set(MODULE.pitfalls)
-
-
-def test_the_plain_mutants_are_the_issues_classic_mistakes():
-    """Wrong multiplier, wrong increment, rotation the wrong way, >> 11, words swapped, no steps."""
-    plain = {m.id: (m.pitfall, m.function) for m in MUTANTS if not m.extended}
-    assert plain == {"s01": (1, "PCG32._step"), "s02": (2, "PCG32.__init__"),
-                     "s03": (3, "PCG32.next_u32"), "s04": (4, "PCG32.uniform"),
-                     "s05": (5, "PCG32.uniform"), "s06": (6, "PCG32.__init__")}
 
 
 def test_the_catalog_runs_in_well_under_a_second_in_process():

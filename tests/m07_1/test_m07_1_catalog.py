@@ -1,4 +1,7 @@
-"""The M07.1 catalog's metadata is one truth, and its own inputs do what the catalog says.
+"""The M07.1 catalog's own inputs do what the catalog says.
+
+The metadata every catalog shares (its table, kills, pitfalls, plain mutants) is checked for all
+modules in tests/commands/test_catalog_metadata.py.
 
 File names carry the module: ``tests/m07_1`` has no ``__init__.py``, and pytest's default import
 mode needs every test file's basename to be unique across the suite.
@@ -10,55 +13,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from harness.catalog import collect
 from harness.catalogs.m07_1 import test_catalog as catalog
-from harness.course import load_course
 from harness.exact import ULP, running_sums
-from harness.mutants import load_mutants
-
-MODULE = load_course().module("M07.1")
-
-# The catalog table: name -> kind, in file order.
-TABLE = {
-    "test_hand_example": "unit",
-    "test_boundary_goes_to_next_positive_id": "boundary",
-    "test_zero_probability_ids_never_returned": "property",
-    "test_rounding_tail_returns_last_positive_id": "boundary",
-    "test_running_sums_are_left_to_right": "unit",
-    "test_output_law_enumerated_exactly": "statistical",
-    "test_chi_square": "statistical",
-    "test_invalid_distributions_raise": "boundary",
-    "test_invalid_u_raises": "boundary",
-    "test_sum_tolerance_edge": "boundary",
-    "test_inputs_accepted_and_not_modified": "property",
-}
-
-
-def test_the_catalog_is_the_table_in_its_order():
-    assert [(c.name, c.kind.value) for c, _ in collect(MODULE)] == list(TABLE.items())
-
-
-def test_every_test_names_what_it_checks_why_and_a_known_pitfall():
-    for info, _ in collect(MODULE):
-        assert info.checks and info.why and info.pitfalls, info.name
-        assert all(p in MODULE.pitfalls for p in info.pitfalls), info.name
-
-
-def test_kills_on_each_test_are_exactly_the_mutants_designating_it():
-    mutants = load_mutants("M07.1")
-    for info, _ in collect(MODULE):
-        designating = sorted(m.id for m in mutants if info.name in m.designated)
-        assert list(info.kills) == designating, info.name
-
-
-def test_pitfalls_are_numbered_from_1_and_every_one_has_a_mutant():
-    assert sorted(MODULE.pitfalls) == list(range(1, len(MODULE.pitfalls) + 1))
-    assert {m.pitfall for m in load_mutants("M07.1")} == set(MODULE.pitfalls)
-
-
-def test_the_plain_mutants_are_the_issues_classic_bugs():
-    plain = {m.id: m.pitfall for m in load_mutants("M07.1") if not m.extended}
-    assert plain == {"s01": 1, "s02": 2, "s03": 3, "s04": 4, "s05": 5, "s06": 6}
 
 
 def test_the_chi_square_trial_is_seeded_and_reusable():

@@ -25,7 +25,7 @@ from harness.course import REFERENCE_PYTHON
 from harness.lab import LabResult, MutantRow
 from harness.model import Kind, Outcome, RunResult, TestResult
 from harness.mutants import apply, load_mutants
-from harness.report import lab as lab_report
+from harness.report import io as report_io
 from harness.report.lab import (
     COLORS,
     DESIGNATED,
@@ -103,7 +103,7 @@ def test_write_lab_reports_writes_the_four_files_and_returns_their_paths(lab, tm
 
 
 def test_write_lab_reports_defaults_to_the_reports_dir(lab, tmp_path, monkeypatch):
-    monkeypatch.setattr(lab_report, "default_reports_dir", lambda: tmp_path / "reports")
+    monkeypatch.setattr(report_io, "default_reports_dir", lambda: tmp_path / "reports")
     paths = write_lab_reports(lab, None)
     assert {p.parent for p in paths} == {tmp_path / "reports"}
 

@@ -17,9 +17,15 @@ from harness.catalog import collect
 from harness.course import Module, load_course
 from harness.errors import HarnessError
 from harness.model import CaseInfo, Kind, Outcome, RunResult, TestResult
+from harness.report import io as report_io
 from harness.report import render
 from harness.report.gradescope import to_gradescope
-from harness.report.io import default_reports_dir, write_atomic, write_report
+from harness.report.io import (
+    default_reports_dir,
+    write_atomic,
+    write_report,
+    write_reports,
+)
 from harness.report.json_report import to_json_text
 from harness.report.junit import to_junit
 from harness.report.markdown import to_markdown
@@ -300,3 +306,24 @@ def test_write_report_puts_relative_paths_under_the_reports_dir(tmp_path):
     assert default_reports_dir().name == "reports"
     assert write_report("M07.6/run.md", "x", base=tmp_path) == tmp_path / "M07.6" / "run.md"
     assert (tmp_path / "M07.6" / "run.md").read_text(encoding="utf-8") == "x"
+
+
+def test_write_reports_writes_each_document_in_order_into_the_folder(tmp_path):
+    paths = write_reports({"b.json": "{}\n", "a.md": "# a\n", "c.png": b"\x89PNG"}, tmp_path / "out")
+    assert paths == [tmp_path / "out" / n for n in ("b.json", "a.md", "c.png")]
+    assert [p.read_bytes() for p in paths] == [b"{}\n", b"# a\n", b"\x89PNG"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.md", "b.json", "c.png"]
+
+
+def test_write_reports_defaults_to_the_reports_dir(tmp_path, monkeypatch):
+    monkeypatch.setattr(report_io, "default_reports_dir", lambda: tmp_path / "reports")
+    assert write_reports({"x.md": "x"}, None) == [tmp_path / "reports" / "x.md"]
+
+
+def test_write_reports_into_a_file_is_write_atomics_error(tmp_path):
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x", encoding="utf-8")
+    with pytest.raises(HarnessError) as info:
+        write_reports({"r.json": "{}"}, blocker)
+    assert info.value.message.startswith(f"cannot write {blocker / 'r.json'}: ")
+    assert info.value.hint == "choose a writable path"
