@@ -28,13 +28,14 @@ IN_PROCESS_TEST_LIMIT_S = 60.0
 
 
 @contextlib.contextmanager
-def _alarm(seconds: float | None) -> Iterator[None]:
+def alarm(seconds: float | None, what: str = "the test") -> Iterator[None]:
+    """Raise ``TargetTimedOut`` in the main thread if the block runs longer than ``seconds``."""
     if not seconds or threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def on_alarm(signum: int, frame: Any) -> None:
-        raise TargetTimedOut(f"the test did not finish within {seconds:g} s")
+        raise TargetTimedOut(f"{what} did not finish within {seconds:g} s")
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds)
@@ -67,7 +68,7 @@ def run_case(module: Module, info: CaseInfo, fn: Callable[..., Any], target: Tar
     outcome, message, pitfall = Outcome.PASSED, "", None
     start = time.perf_counter()
     try:
-        with _alarm(limit), _quiet():
+        with alarm(limit), _quiet():
             fn(target)
     except TargetEscape as exc:
         outcome, message = Outcome(exc.outcome), str(exc)

@@ -307,10 +307,14 @@ class InProcessTarget(Target):
             return super().map(fn, calls, **kwargs)
         func = self._resolve(fn)
         fits = _checker(self.returns.get(fn, "any"))
+        # A method's receiver is the module's own object: it may change (a generator's state does),
+        # and the general path would not snapshot it either.
+        own = getattr(self.module, fn.split(".", 1)[0]) if "." in fn else None
         results: list[Result] = []
         append = results.append
         for args in calls:
-            if not all(type(a) in _IMMUTABLE_ARGS for a in args):
+            plain_args = args[1:] if own is not None and args and type(args[0]) is own else args
+            if not all(type(a) in _IMMUTABLE_ARGS for a in plain_args):
                 append(super().map(fn, [args])[0])
                 continue
             try:

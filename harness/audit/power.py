@@ -14,13 +14,11 @@ processes; like ``harness.lab``, the state the children need is set just before 
 from __future__ import annotations
 
 import ast
-import contextlib
 import importlib
 import multiprocessing
 import os
-import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +31,7 @@ from harness.audit.sampled import (
     Trial,
     same_trial,
 )
+from harness.audit.sampled_pcg import StreamsTest, UniformChiSquareTest
 from harness.audit.tabulate import NotTabulable
 from harness.catalog import collect
 from harness.course import Module, load_course
@@ -40,8 +39,7 @@ from harness.errors import HarnessError
 from harness.lab import mutant_target
 from harness.loading import load_reference, reference_target
 from harness.mutants import Mutant, load_mutants, mutants_dir
-from harness.runner import run_case
-from harness.target import TargetTimedOut
+from harness.runner import alarm, run_case
 
 DEFAULT_SEEDS = 200
 FALSE_ALARM_FACTOR = 10
@@ -58,6 +56,14 @@ REGISTRY: dict[str, list[tuple[type, dict[str, str]]]] = {
         (MeanTriesTest, {"test": "test_rejection_sample_tries_are_geometric",
                          "trial": "geometric_trial", "seed": "GEOMETRIC_SEED",
                          "size": "GEOMETRIC_SAMPLES", "sigmas": "GEOMETRIC_SIGMAS"}),
+    ],
+    "m06_3": [
+        (UniformChiSquareTest, {"test": "test_uniform_chi_square", "trial": "uniform_chi_square_trial",
+                                "seed": "CHI_SQUARE_SEED", "size": "CHI_SQUARE_DRAWS",
+                                "alpha": "CHI_SQUARE_ALPHA", "bins": "CHI_SQUARE_BINS"}),
+        (StreamsTest, {"test": "test_stream_independence", "trial": "streams_trial",
+                       "seed": "STREAMS_SEED", "size": "STREAMS_WORDS", "alpha": "STREAMS_ALPHA",
+                       "pairs": "STREAM_PAIRS"}),
     ],
     "m07_1": [
         (CategoricalChiSquareTest, {"test": "test_chi_square", "trial": "chi_square_trial",
@@ -89,32 +95,26 @@ def sampled_tests(module: Module) -> list:
 
 
 def reachable(source: str, entry: str) -> set[str]:
-    """Top-level functions of ``source`` that ``entry`` calls, directly or not (``entry`` too)."""
-    defs = {n.name: n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)}
+    """Functions, classes and methods (``Class.method``) of ``source`` that ``entry`` runs,
+    directly or not (``entry`` too). A class runs all of its methods."""
+    defs: dict[str, ast.AST] = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            defs[node.name] = node
+        if isinstance(node, ast.ClassDef):
+            defs.update((f"{node.name}.{n.name}", n) for n in node.body if isinstance(n, ast.FunctionDef))
     seen, todo = set(), [entry]
     while todo:
         name = todo.pop()
         if name in seen or name not in defs:
             continue
         seen.add(name)
-        todo += [c.func.id for c in ast.walk(defs[name])
+        node = defs[name]
+        if isinstance(node, ast.ClassDef):
+            todo += [f"{name}.{n.name}" for n in node.body if isinstance(n, ast.FunctionDef)]
+        todo += [c.func.id for c in ast.walk(node)
                  if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)]
     return seen
-
-
-@contextlib.contextmanager
-def _limit(seconds: float) -> Iterator[None]:
-    """A mutant may loop: bound each real trial (a timeout counts as a kill)."""
-    def on_alarm(signum: int, frame: Any) -> None:
-        raise TargetTimedOut(f"the trial did not finish within {seconds:g} s")
-
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 # -- what a forked child runs -------------------------------------------------------------------
@@ -129,7 +129,7 @@ def _target(key: str):
 
 
 def _real(test, target, seed: int, size: int | None = None) -> Trial:
-    with _limit(TRIAL_LIMIT_S):
+    with alarm(TRIAL_LIMIT_S, "the trial"):  # a mutant may loop: a time-out counts as a kill
         return test.real(target, seed, size)
 
 
@@ -232,7 +232,7 @@ def _check_reference(tests: list, prepared: dict) -> None:
         if ref["law"]["changed"]:
             raise HarnessError(f"{test.test}: the reference's exact law is not the expected one",
                                "fix the reference; its catalog's exact tests fail too")
-        if test.kind == "chi-square" and not test.calls_match(test.fixed_seed):
+        if not test.calls_match(test.fixed_seed):
             raise HarnessError(f"{test.test}: the fast path's draws differ from the catalog's",
                                "update harness/audit/sampled.py to the catalog's draw order")
     for (i, key), prep in prepared.items():
@@ -293,13 +293,14 @@ def _mutant_row(test, mutant: Mutant, prep: dict, trials: list[Trial] | None) ->
     law = prep["law"]
     if prep["table"] is not None and not law["changed"]:
         return MutantPower(mutant.id, mutant.description, designated, "none", False,
-                           _brief(law), None, fixed, note="exact law equals the reference's")
+                           _brief(law), None, fixed,
+                           note=law.get("note", "exact law equals the reference's"))
     method = "table" if prep["table"] is not None else "trials"
     power = analytic.rate(sum(t.killed for t in trials), len(trials))
     stats = [t.statistic for t in trials if not t.raised]
     mean = sum(stats) / len(stats) if stats else None
     if method == "trials":
-        law = _estimated_law(test, trials)
+        law = test.estimate(trials)
     return MutantPower(mutant.id, mutant.description, designated, method,
                        True if method == "table" else None, _brief(law), power, fixed, mean,
                        prep["reason"])
@@ -307,19 +308,3 @@ def _mutant_row(test, mutant: Mutant, prep: dict, trials: list[Trial] | None) ->
 
 def _brief(law: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in law.items() if k != "changed"}
-
-
-def _estimated_law(test, trials: list[Trial]) -> dict[str, Any]:
-    """From the real trials themselves: pooled counts (chi-square) or the mean tries (mean)."""
-    done = [t for t in trials if not t.raised]
-    out: dict[str, Any] = {"estimated": True, "raised_runs": len(trials) - len(done)}
-    if not done:
-        return out
-    if test.kind == "chi-square":
-        totals = [sum(col) for col in zip(*(t.detail for t in done))]
-        law = [c / sum(totals) for c in totals]
-        out.update(law=law, tv=analytic.total_variation(law, test.p))
-    else:
-        mean = sum(t.statistic for t in done) / len(done)
-        out.update(mean_tries=mean, shift=mean - test.m)
-    return out

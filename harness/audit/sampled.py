@@ -192,6 +192,16 @@ class ChiSquareTest:
                 "analytic_power": 1 - (1 - raising) ** self.size * (1 - analytic.chi_square_power(
                     df, self.alpha, lam)) if raising < 1 else 1.0}
 
+    def estimate(self, trials: list[Trial]) -> dict[str, Any]:
+        """The law of an untabulable target, from its real trials: the pooled counts."""
+        done = [t for t in trials if not t.raised]
+        out: dict[str, Any] = {"estimated": True, "raised_runs": len(trials) - len(done)}
+        if done:
+            totals = [sum(col) for col in zip(*(t.detail for t in done))]
+            law = [c / sum(totals) for c in totals]
+            out.update(law=law, tv=analytic.total_variation(law, self.p))
+        return out
+
     def detectable(self) -> dict[str, Any]:
         _, exp = self.catalog.merge_small([0] * len(self.p), [self.size * a for a in self.p])
         df = len(exp) - 1
@@ -346,6 +356,15 @@ class MeanTriesTest:
                  if a > 0 and not raising else 1.0)
         return {"accept_per_try": a, "offset": offset, "mean_tries": mean, "p_raise": float(raising),
                 "changed": bool(changed), "shift": mean - self.m, "analytic_power": power}
+
+    def estimate(self, trials: list[Trial]) -> dict[str, Any]:
+        """The mean tries of an untabulable target, from its real trials."""
+        done = [t for t in trials if not t.raised]
+        out: dict[str, Any] = {"estimated": True, "raised_runs": len(trials) - len(done)}
+        if done:
+            mean = sum(t.statistic for t in done) / len(done)
+            out.update(mean_tries=mean, shift=mean - self.m)
+        return out
 
     def detectable(self) -> dict[str, Any]:
         below, above = analytic.geometric_detectable_means(self.m, self.size, self.sigmas)

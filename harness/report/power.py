@@ -68,9 +68,12 @@ def _test_section(t: TestPower) -> list[str]:
     if t.problems:
         lines += [f"- **problem**: {md_cell(p)}" for p in t.problems]
     lines += ["", *_mutant_table(t), ""]
-    same = [m.mutant for m in t.mutants if m.method == "none"]
-    if same:
-        lines += [f"Exact law equal to the reference's, nothing to detect: {', '.join(same)}.", ""]
+    same: dict[str, list[str]] = {}
+    for m in t.mutants:
+        if m.method == "none":
+            same.setdefault(m.note or "its law is the reference's", []).append(m.mutant)
+    for note, ids in same.items():
+        lines += [f"Nothing to detect ({note}): {', '.join(ids)}.", ""]
     if t.unreachable:
         lines += [f"Edit code this trial never runs: {', '.join(t.unreachable)}.", ""]
     return lines
@@ -83,6 +86,11 @@ def _detectable(t: TestPower) -> str:
                 f"lambda >= {_g(d['min_noncentrality'], 4)}, i.e. chi-square divergence >= "
                 f"{_g(d['min_divergence'])}: every law with TV >= {_g(d['min_tv'])} from p is "
                 f"caught at {t.size} draws")
+    if t.kind == "streams":
+        return (f"{d['pairs']} pairs of {d['bits_per_pair']} bits each: a bias of "
+                f"{_g(d['min_bias'])} in the share of agreeing bits (at {_g(d['pair_alpha'])} per "
+                f"pair), and {d['copies']} with certainty; the family's alpha is "
+                f"{_g(d['nominal_alpha'])} (Sidak)")
     return (f"mean tries below {_g(d['mean_below'], 4)} or above {_g(d['mean_above'], 4)} (m = "
             f"{_g(d['m'])}, se = {_g(d['se'])}; a pure shift of {_g(d['normal_shift'])} tries); "
             f"alpha: {_g(d['exact_alpha'])} exactly (NegBin), {_g(d['nominal_alpha'])} in the "
@@ -93,7 +101,8 @@ def _mutant_table(t: TestPower) -> list[str]:
     measured = [m for m in t.mutants if m.method != "none"]
     if not measured:
         return ["No mutant changes this test's law."]
-    effect = "TV, lambda = N D" if t.kind == "chi-square" else "mean tries (shift)"
+    effect = {"chi-square": "TV, lambda = N D", "streams": "agreeing bits (bias), seeds with common runs"}.get(
+        t.kind, "mean tries (shift)")
     lines = [(f"| mutant | designated | method | {effect} | analytic power | measured power | "
               "fixed seed | note |"), "| --- | :---: | --- | --- | ---: | --- | :---: | --- |"]
     for m in measured:
@@ -111,6 +120,10 @@ def _effect(t: TestPower, m: MutantPower) -> str:
         raise_part = f", raises on {_g(law['p_raise'])} of draws" if law.get("p_raise") else ""
         lam = f", {_g(law['noncentrality'], 4)}" if "noncentrality" in law else ""
         return f"{_g(law.get('tv'))}{lam}{raise_part}{est}"
+    if t.kind == "streams":
+        if "agreement" not in law:
+            return "n/a"
+        return f"{_g(law['agreement'], 5)} ({law['bias']:+.2g}), {_g(law['runs_share'])}{est}"
     if "mean_tries" not in law:
         return "n/a"
     return f"{_g(law['mean_tries'], 4)} ({law['shift']:+.3f}){est}"

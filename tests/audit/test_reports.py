@@ -123,7 +123,8 @@ def test_power_verdict_flags_a_designated_mutant_below_the_required_power():
 def test_power_markdown_states_the_detectable_change_and_each_mutant():
     text = power_markdown(_power_audit(200))
     assert "TV >= 0.0316" in text and "| `s06` | yes | table |" in text
-    assert "nothing to detect: s09" in text and "never runs: s15" in text
+    assert "Nothing to detect (its law is the reference's): s09" in text
+    assert "never runs: s15" in text
 
 
 def test_power_reports_are_written_with_a_plot(tmp_path):

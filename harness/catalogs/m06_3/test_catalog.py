@@ -274,20 +274,31 @@ def bit_agreement(a: list[int], b: list[int]) -> tuple[int, int, float]:
       "common run, bits agree half the time", "parallel workers get one stream each (L8.6)",
       pitfalls=(2,), kills=("s02", "x02", "x03"))
 def test_stream_independence(target):
-    for s1, s2 in STREAM_PAIRS:
-        a = new_words(target, STREAMS_SEED, s1, STREAMS_WORDS)
-        b = new_words(target, STREAMS_SEED, s2, STREAMS_WORDS)
+    for s1, s2, a, b, runs, (agree, bits, pvalue) in streams_trial(target, STREAMS_SEED):
         pair = f"PCG32({STREAMS_SEED}, {s1}) and PCG32({STREAMS_SEED}, {s2})"
         why, pitfall = stream_failure(a, b)
-        runs = common_runs(a, b)
         expect(runs == 0, f"{pair}: {runs} of the first {STREAMS_WORDS} words' 2-word runs of the first "
                "stream occur in the second (about 1e-13 expected): the streams are copies, or shifted "
                f"copies{why}\n  first words: {hexes(a[:4])} and {hexes(b[:4])}", pitfall)
-        agree, bits, pvalue = bit_agreement(a, b)
         expect(pvalue >= STREAMS_ALPHA,
                f"{pair}: {agree} of {bits} bits of the first {STREAMS_WORDS} words agree (expected "
                f"{bits // 2} +- {math.sqrt(bits / 4):.0f}); two-sided p-value {pvalue:.3g} < alpha = "
                f"{STREAMS_ALPHA:g}: the streams are not independent{why}", pitfall)
+
+
+def streams_trial(target, seed: int, words: int = STREAMS_WORDS) -> list[tuple]:
+    """The seeded trial of ``test_stream_independence`` (``ol audit --power`` runs it over seeds)."""
+    return stream_pairs(lambda stream: new_words(target, seed, stream, words))
+
+
+def stream_pairs(words_of: Callable[[int], list[int]]) -> list[tuple]:
+    """For each pair of ``STREAM_PAIRS``: ``(s1, s2, words1, words2, common runs, bit_agreement)``,
+    the words of a stream being ``words_of(stream)`` (the target's, or the audit's fast copy)."""
+    out = []
+    for s1, s2 in STREAM_PAIRS:
+        a, b = words_of(s1), words_of(s2)
+        out.append((s1, s2, a, b, common_runs(a, b), bit_agreement(a, b)))
+    return out
 
 
 def stream_failure(a: list[int], b: list[int]) -> tuple[str, int]:
@@ -453,17 +464,29 @@ def chi_square(counts: list[int]) -> tuple[float, float]:
 @case("statistical", "4000 seeded uniforms fill 33 equal bins of [0, 1) (chi-square)",
       "every sampler of the course assumes uniform draws", pitfalls=(4,), kills=("x14",))
 def test_uniform_chi_square(target):
-    counts = uniform_counts(target, CHI_SQUARE_SEED, CHI_SQUARE_DRAWS)
-    stat, pvalue = chi_square(counts)
+    counts, stat, pvalue = uniform_chi_square_trial(target, CHI_SQUARE_SEED)
     expect(pvalue >= CHI_SQUARE_ALPHA,
            f"{CHI_SQUARE_DRAWS} uniforms of PCG32({CHI_SQUARE_SEED}, 54) in {CHI_SQUARE_BINS} bins: "
            f"chi-square = {stat:.1f}, p-value = {pvalue:.3g} < alpha = {CHI_SQUARE_ALPHA:g}; expected "
            f"{CHI_SQUARE_DRAWS / CHI_SQUARE_BINS:g} per bin, observed {counts}", 4)
 
 
+def uniform_chi_square_trial(target, seed: int, draws: int = CHI_SQUARE_DRAWS) -> tuple:
+    """The seeded trial of ``test_uniform_chi_square`` (``ol audit --power`` runs it over seeds):
+    ``(counts per bin, statistic, p-value)`` of ``draws`` uniforms of ``PCG32(seed, 54)``."""
+    counts = uniform_counts(target, seed, draws)
+    return (counts, *chi_square(counts))
+
+
 def uniform_counts(target, seed: int, draws: int) -> list[int]:
     """How many of ``draws`` uniforms of the target's ``PCG32(seed, 54)`` fall in each equal bin."""
-    us = np.array(draw(target, target.PCG32(seed, 54), "uniform", draws, show_pcg(seed, 54)), dtype=float)
+    return bin_counts(draw(target, target.PCG32(seed, 54), "uniform", draws, show_pcg(seed, 54)))
+
+
+def bin_counts(uniforms) -> list[int]:
+    """How many of ``uniforms`` fall in each of ``CHI_SQUARE_BINS`` equal bins (NaN in the first,
+    out of range in the nearest)."""
+    us = np.asarray(uniforms, dtype=float)
     bins = np.clip(np.nan_to_num(us * CHI_SQUARE_BINS, nan=0.0), 0, CHI_SQUARE_BINS - 1).astype(int)
     return np.bincount(bins, minlength=CHI_SQUARE_BINS).tolist()
 
