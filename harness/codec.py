@@ -253,15 +253,69 @@ def invoke(fn: Any, args: tuple, kwargs: dict | None = None,
     except BaseException as exc:  # KeyboardInterrupt from student code is an answer, not a stop
         reply = {"status": "raised", "error": encode_error(exc)}
     else:
-        try:
-            number = register(result) if register is not None else None
-            value = encode(result) if number is None else {
-                "t": "handle", "id": number, "cls": _text(type(result).__name__)}
-            reply = {"status": "returned", "value": value, "aliased": aliases(result, args)}
-        except BaseException as exc:
-            reply = {"status": "raised", "error": encode_error(exc), "unencodable": True}
+        reply = _returned(result, args, register)
     reply["mutated"] = [i for i, snap in snaps if _changed(args[i], snap)]
     reply["draws"] = [draw_count(s) for s in sources]
+    return reply
+
+
+def _returned(result: Any, args: tuple, register: Any) -> dict:
+    try:
+        number = register(result) if register is not None else None
+        value = encode(result) if number is None else {
+            "t": "handle", "id": number, "cls": _text(type(result).__name__)}
+        return {"status": "returned", "value": value, "aliased": aliases(result, args)}
+    except BaseException as exc:
+        return {"status": "raised", "error": encode_error(exc), "unencodable": True}
+
+
+# Results whose encoding is a function of (class, value): ``plain_key`` may stand for them.
+_KEYED = frozenset({int, bool, np.int64, np.bool_})
+_KEYED_FLOATS = frozenset({float, np.float64})
+
+
+def plain_key(value: Any) -> Any:
+    """A hashable key with equal keys for equal encodings: a plain number (floats by their bits,
+    so -0.0 is not 0.0) or a tuple of up to four; None for anything else (NaN: never equal)."""
+    cls = type(value)
+    if cls in _KEYED:
+        return (cls, value)
+    if cls in _KEYED_FLOATS:
+        return (cls, value.hex()) if value == value else None
+    if cls is tuple and len(value) <= 4:
+        key: list = [tuple]  # flat: (tuple, class, value, class, value, ...)
+        for item in value:
+            kind = type(item)
+            if kind in _KEYED:
+                key += (kind, item)
+            elif kind in _KEYED_FLOATS and item == item:
+                key += (kind, item.hex())
+            else:
+                return None
+        return tuple(key)
+    return None
+
+
+def invoke_immutable(fn: Any, args: tuple, kwargs: dict, register: Any, replies: dict) -> dict:
+    """``invoke`` for calls whose arguments nothing can change (numbers, tuples of numbers) and
+    that pass no source: no snapshots and no draw counts to take, and a plain result (a number,
+    a short tuple of numbers: never an alias) gets the one reply ``replies`` keeps for it."""
+    try:
+        result = fn(*args, **kwargs)
+    except SystemExit as exc:
+        return {"status": "exited", "error": encode_error(exc), "mutated": [], "draws": []}
+    except BaseException as exc:  # KeyboardInterrupt from student code is an answer, not a stop
+        return {"status": "raised", "error": encode_error(exc), "mutated": [], "draws": []}
+    key = plain_key(result)
+    if key is None:
+        reply = _returned(result, args, register)
+    else:
+        reply = replies.get(key)
+        if reply is None:
+            reply = replies[key] = {"status": "returned", "value": encode(result), "aliased": False}
+        else:
+            return reply
+    reply["mutated"], reply["draws"] = [], []
     return reply
 
 

@@ -29,7 +29,7 @@ import struct
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
@@ -188,17 +188,17 @@ class IsolatedTarget(Target):
         raise TargetCrashed(f"{self.import_name} did not import: {self._problem}")
 
     # -- calls ----------------------------------------------------------------------------------
-    def _replies(self, fn: str, calls: Sequence[tuple], kwargs: dict) -> list[Reply]:
+    def _stream(self, fn: str, calls: list[tuple], kwargs: dict,
+                take: Callable[[Sequence[Reply]], None]) -> None:
         if not calls:
-            return []
+            return
         if self._over_budget():
             raise TargetTimedOut(self._budget_message(f"before {_short(fn, calls[0])}"))
         worker = self._live_worker()
         rid = secrets.randbits(62)
         try:
-            replies = self._exchange(worker, rid, fn, calls, kwargs)
+            self._exchange(worker, rid, fn, calls, kwargs, take)
             worker.sweep()
-            return replies
         except Hung:
             index = worker.current_call(rid, len(calls), self._received)
             self._discard()
@@ -221,24 +221,24 @@ class IsolatedTarget(Target):
             raise
 
     def _exchange(self, worker: WorkerProcess, rid: int, fn: str, calls: Sequence[tuple],
-                  kwargs: dict) -> list[Reply]:
+                  kwargs: dict, take: Callable[[Sequence[Reply]], None]) -> None:
+        """Send the request; hand each chunk of replies to ``take`` as it arrives (in order)."""
         limit = self.limits.call_timeout_s + CHUNK_S  # a chunk may hold CHUNK_S of earlier calls
         self._received = 0
         worker.feed(_frames(rid, fn, calls, kwargs))
-        replies: list[Reply] = []
         last = time.monotonic()
-        while len(replies) < len(calls):
+        while self._received < len(calls):
             due = last + limit if self._deadline is None else min(last + limit, self._deadline)
             message = worker.recv(due)
-            last = time.monotonic()
             if (message.get("op") != "replies" or message.get("id") != rid
-                    or message.get("start") != len(replies)):
+                    or message.get("start") != self._received):
                 raise MalformedReply("the worker sent a reply out of order")
-            replies.extend(_chunk(message, len(calls) - len(replies)))
-            self._received = len(replies)
+            chunk = _chunk(message, len(calls) - self._received)
+            self._received += len(chunk)
+            take(chunk)  # checked while the worker goes on
+            last = time.monotonic()
         if worker.buf or worker.frames is not None or worker.out:
             raise MalformedReply("the worker answered calls it was not sent, or sent more")
-        return replies
 
     def _over_budget(self) -> bool:
         return self._deadline is not None and time.monotonic() >= self._deadline
@@ -303,31 +303,33 @@ def _frames(rid: int, fn: str, calls: Sequence[tuple], kwargs: dict) -> Iterator
 
     A frame ends after ``PIECE`` calls or about ``FRAME_BYTES`` of arrays. A source passed several
     times is sent once and shared by the calls, as in-process; an array, list or tuple is sent once
-    per request and the worker hands each call its own copy (as in-process); plain floats, ints and bools travel
-    as JSON numbers (exact: ``repr`` round-trips).
+    per request as a value, which each call refers to as ``[index]`` (no argument travels as a
+    bare JSON array otherwise), and the worker hands each call its own copy (as in-process; a
+    tuple of numbers, which nothing can change, is shared); plain floats, ints and bools travel as
+    JSON numbers (exact: ``repr`` round-trips); anything else as an encoded object.
     """
     shared: list[RecordingSource] = []
-    index: dict[int, int] = {}
     values: list[dict] = []  # arrays, lists and tuples: encoded once, copied per call by the worker
-    value_index: dict[int, int] = {}
+    refs: dict[int, Any] = {}  # id of an argument already sent -> its reference (calls keep it alive)
     size = 0
 
     def arg(value: Any) -> Any:
         nonlocal size
         if type(value) in _JSON_SCALARS:
             return value
+        ref = refs.get(id(value))
+        if ref is not None:
+            return ref
         if isinstance(value, RecordingSource):
-            if id(value) not in index:
-                index[id(value)] = len(shared)
-                shared.append(value)
-            return {"t": "sref", "i": index[id(value)]}
+            ref = refs[id(value)] = {"t": "sref", "i": len(shared)}
+            shared.append(value)
+            return ref
         if type(value) in (tuple, list, np.ndarray):
-            if id(value) not in value_index:
-                value_index[id(value)] = len(values)
-                encoded = encode(value)
-                values.append(encoded)
-                size += len(encoded.get("data", "")) + 64
-            return {"t": "vref", "i": value_index[id(value)]}
+            ref = refs[id(value)] = [len(values)]  # a value reference: [index] (no other arg is a list)
+            encoded = encode(value)
+            values.append(encoded)
+            size += len(encoded.get("data", "")) + 64
+            return ref
         encoded = encode(value)
         size += len(encoded.get("data", "")) + 64
         return encoded
@@ -342,7 +344,7 @@ def _frames(rid: int, fn: str, calls: Sequence[tuple], kwargs: dict) -> Iterator
                                "kwargs": {str(k): arg(v) for k, v in kwargs.items()}}
     known, known_values, step, piece = 0, 0, FIRST_PIECE, []
     for args in calls:
-        piece.append([arg(a) for a in args])
+        piece.append(list(map(arg, args)))
         if len(piece) >= step or size >= FRAME_BYTES:
             yield frame(message, piece)
             known, known_values, step, piece, size = len(shared), len(values), PIECE, [], 0

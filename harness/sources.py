@@ -93,6 +93,13 @@ class ScriptedSource(RecordingSource):
             raise SourceExhausted(f"the test scripted {len(self.values)} uniforms; one more was drawn")
         return self.values[len(self.drawn)]
 
+    def replay(self, count: int) -> None:
+        start = len(self.drawn)
+        if count > len(self.values) - start:
+            raise SourceExhausted(f"the test scripted {len(self.values)} uniforms; "
+                                  f"{start + count} were drawn")
+        self.drawn.extend(self.values[start:start + count])
+
     def spec(self) -> dict:
         """The values not drawn yet: a worker's copy starts where this one stands."""
         return {"kind": "script", "values": [v.hex() for v in self.values[len(self.drawn):]]}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import builtins
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -199,25 +199,58 @@ class Target:
         return self.map(f"{_class_of(obj)}.{name}", [(obj, *args) for args in calls])
 
     def map(self, fn: str, calls: Sequence[tuple], **kwargs: Any) -> list[Result]:
-        """Call ``fn`` once per argument tuple in one batch: each value or exception, checked."""
-        try:
-            replies = self._replies(fn, list(calls), kwargs)
-        except TargetEscape as exc:
-            self.escape = self.escape or exc
-            raise
-        if len(replies) != len(calls):
-            self._escape(TargetCrashed(f"{fn}: the worker answered {len(replies)} of {len(calls)} calls"))
+        """Call ``fn`` once per argument tuple in one batch: each value or exception, checked.
+
+        Replies are checked as they arrive (an isolated worker streams them in chunks, so this
+        overlaps the calls still running); a failed check is raised once the batch is complete.
+        """
+        calls = list(calls)
         fits = _checker(self.returns.get(fn, "any"))
         sourced = self.replays_draws and any(
             isinstance(a, RecordingSource) for args in (*calls, tuple(kwargs.values())) for a in args)
-        results = []
-        for args, reply in zip(calls, replies):
-            if (reply.status == "returned" and not (reply.mutated or reply.aliased or reply.draws)
-                    and not sourced and fits(reply.value)):
-                results.append(Result(args, value=reply.value))  # the common case, checked
-            else:
-                results.append(self._check(fn, args, kwargs, reply))
+        common: dict[int, bool] = {}  # per reply object: a worker sends a repeated reply once
+        results: list[Result] = []
+        failed: list[BaseException] = []
+
+        def take(replies: Sequence[Reply]) -> None:
+            if failed:
+                return
+            if len(results) + len(replies) > len(calls):
+                failed.append(TargetCrashed(f"{fn}: the worker answered more than {len(calls)} calls"))
+                return
+            try:
+                for reply in replies:
+                    args = calls[len(results)]
+                    plain = common.get(id(reply))
+                    if plain is None:
+                        plain = common[id(reply)] = (
+                            reply.status == "returned"
+                            and not (reply.mutated or reply.aliased or reply.draws)
+                            and fits(reply.value))
+                    if plain and not sourced:
+                        results.append(Result(args, value=reply.value))  # the common case, checked
+                    else:
+                        results.append(self._check(fn, args, kwargs, reply))
+            except (ContractViolation, TargetEscape) as exc:
+                failed.append(exc)
+
+        try:
+            self._stream(fn, calls, kwargs, take)
+        except TargetEscape as exc:
+            self.escape = self.escape or exc
+            raise
+        if failed:
+            if isinstance(failed[0], TargetEscape):
+                self._escape(failed[0])
+            raise failed[0]
+        if len(results) != len(calls):
+            self._escape(TargetCrashed(f"{fn}: the worker answered {len(results)} of {len(calls)} calls"))
         return results
+
+    def _stream(self, fn: str, calls: list[tuple], kwargs: dict,
+                take: Callable[[Sequence[Reply]], None]) -> None:
+        """Hand ``take`` the replies of ``calls``, in order and in as many pieces as they come."""
+        take(self._replies(fn, calls, kwargs))
 
     def _escape(self, exc: TargetEscape) -> None:
         self.escape = self.escape or exc

@@ -289,6 +289,7 @@ def _reply_key(reply: dict) -> object:
 
 
 _GONE = object()  # stands for a handle this worker never issued
+_NUMBERS = (float, int, bool)  # what a request's JSON numbers decode to
 
 
 class Server:
@@ -299,6 +300,7 @@ class Server:
 
         self.channel = channel
         self.invoke, self.decode, self.encode_error = codec.invoke, codec.decode, codec.encode_error
+        self.invoke_immutable = codec.invoke_immutable
         self.source_from_spec, self.draw_count = sources.source_from_spec, sources.draw_count
         self.recording = sources.RecordingSource
         self.dumps, self.monotonic = json.JSONEncoder(separators=(",", ":")).encode, time.monotonic
@@ -307,21 +309,36 @@ class Server:
         self.objects: dict[int, object] = {}
         self.ctor: type | None = None
         self.values: list = []
+        self.frozen: list[bool] = []  # per value: a tuple of numbers, which no call can change
         import numpy
 
         self.ndarray = numpy.ndarray
 
     def _arg(self, data: object, shared: list) -> object:
+        if type(data) is list:  # [i]: a value sent once per request; each call gets its own copy
+            value = self.values[data[0]]
+            return value.copy() if type(value) in (list, self.ndarray) else value
         if type(data) is not dict:  # a plain float, int or bool, sent as a JSON number
             return data
         if data.get("t") == "sref":  # a source shared by every call of the request, as in-process
             return shared[data["i"]]
-        if data.get("t") == "vref":  # a value sent once per request: each call gets its own copy
-            value = self.values[data["i"]]
-            return value.copy() if type(value) in (list, self.ndarray) else value
         if data.get("t") == "handle":  # an object an earlier call of this worker returned
             return self.objects.get(data.get("id"), _GONE)
         return self.decode(data)
+
+    def _immutable_args(self, encoded: list) -> tuple | None:
+        """The call's arguments if each is a number or a tuple of numbers sent once (``[i]``),
+        which every call may share as in-process; else None."""
+        out = []
+        for a in encoded:
+            if type(a) is list:
+                if not self.frozen[a[0]]:
+                    return None
+                a = self.values[a[0]]
+            elif type(a) is dict:
+                return None
+            out.append(a)
+        return tuple(out)
 
     def register(self, obj: object) -> int | None:
         """Keep what a contract class's constructor returned; its number crosses instead."""
@@ -368,14 +385,18 @@ class Server:
         table: list[dict] = []
         index: list[int] = []
         seen: dict[object, int] = {}
+        by_id: dict[int, int] = {}  # one reply object shared by calls (invoke_immutable's)
         for reply in replies:
-            key = _reply_key(reply)
-            slot = seen.get(key) if key is not None else None
+            slot = by_id.get(id(reply))
             if slot is None:
-                slot = len(table)
-                table.append(reply)
-                if key is not None:
-                    seen[key] = slot
+                key = _reply_key(reply)
+                slot = seen.get(key) if key is not None else None
+                if slot is None:
+                    slot = len(table)
+                    table.append(reply)
+                    if key is not None:
+                        seen[key] = slot
+                by_id[id(reply)] = slot
             index.append(slot)
         text = self.dumps(table)
         if len(text) > CHUNK_BYTES and len(replies) > 1:
@@ -391,16 +412,20 @@ class Server:
         piece = request
         while True:
             shared.extend(self.source_from_spec(spec) for spec in piece["sources"])
-            self.values.extend(self.decode(v) for v in piece.get("values", ()))
+            for v in piece.get("values", ()):
+                value = self.decode(v)
+                self.values.append(value)
+                self.frozen.append(type(value) is tuple and all(type(x) in _NUMBERS for x in value))
             calls = piece["calls"]
-            yield calls, all(type(a) is not dict for encoded in calls for a in encoded)
+            yield calls, all(type(a) is not dict and type(a) is not list
+                             for encoded in calls for a in encoded)
             piece = self.channel.recv()
             if piece is None or piece.get("op") != "more" or piece.get("id") != request["id"]:
                 raise SystemExit(3)  # the parent never sends this: end, and it sees a crash
 
     def handle(self, request: dict) -> None:
         rid, name, total = request["id"], request["fn"], request["count"]
-        self.values = []
+        self.values, self.frozen = [], []
         shared: list = []
         pieces = self._pieces(request, shared)
         calls, plain = next(pieces)
@@ -408,9 +433,13 @@ class Server:
         func = self.resolve(name)
         # Only a call of one of the module's classes (a constructor, e.g. PCG32) makes a handle.
         self.ctor = func if isinstance(func, type) and func.__module__ == self.module.__name__ else None
-        progress, monotonic, arg, call, invoke = (
-            self.progress, self.monotonic, self._arg, self._call, self.invoke)
+        progress, monotonic, arg, call, invoke, immutable_args, invoke_immutable = (
+            self.progress, self.monotonic, self._arg, self._call, self.invoke,
+            self._immutable_args, self.invoke_immutable)
         kw_sources = any(isinstance(v, self.recording) for v in kwargs.values())
+        kw_frozen = all(type(v) in _NUMBERS or (type(v) is tuple and all(type(x) in _NUMBERS for x in v))
+                        for v in kwargs.values())
+        answers: dict = {}  # invoke_immutable's replies of this request, one per distinct result
         progress[0] = rid
         pending: list[dict] = []
         start, last, offset = 0, monotonic(), 0
@@ -420,8 +449,11 @@ class Server:
                 calls, plain = next(pieces)
             encoded = calls[i - offset]
             progress[1] = i
-            if plain and not kw_sources and func is not None:
+            frozen = immutable_args(encoded) if kw_frozen and func is not None else None
+            if frozen is not None:
                 # The common case, kept lean: this loop is the cost of a cheap call.
+                pending.append(invoke_immutable(func, frozen, kwargs, self.register, answers))
+            elif plain and not kw_sources and func is not None:
                 pending.append(invoke(func, tuple(encoded), kwargs, self.register))
             else:
                 pending.append(call(func, name, tuple([arg(a, shared) for a in encoded]), kwargs))

@@ -1,0 +1,145 @@
+"""The worker's lean path for calls on immutable arguments: the same answers as the general one.
+
+``codec.invoke_immutable`` shares one reply between calls with equal plain results; ``plain_key``
+must therefore never call two different encodings equal (-0.0 and 0.0, True and 1, 1 and 1.0,
+numpy and Python scalars), and the parent must see exactly what an in-process call returns.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.codec import decode, encode, invoke, invoke_immutable, plain_key
+from harness.isolation import IsolatedTarget
+from harness.target import InProcessTarget
+
+SOURCE = '''
+import numpy as np
+
+COUNT = [0]
+
+
+def echo(x):
+    return x
+
+
+def pair(p, q, i):
+    return (p[i], q[i] > 0)
+
+
+def zeros(x):
+    return -0.0 if x < 0 else 0.0
+
+
+def kinds(k):
+    return [True, 1, 1.0, np.float64(1.0), np.int64(1), np.bool_(True), float("nan"), None][k]
+
+
+def counted(x):
+    COUNT[0] += 1
+    return COUNT[0]
+
+
+def fails(x):
+    if x > 1:
+        raise ValueError(f"x = {x} is too large")
+    return x
+'''
+FUNCTIONS = ("echo", "pair", "zeros", "kinds", "counted", "fails")
+RETURNS = {"zeros": "float"}
+
+
+def test_plain_key_tells_apart_what_encodes_apart():
+    values = [0.0, -0.0, 1.0, 1, True, np.float64(1.0), np.int64(1), np.bool_(True),
+              (1, True), (1, 1), (1.0, True), (True, 1)]
+    keys = [plain_key(v) for v in values]
+    assert None not in keys
+    for v, k in zip(values, keys):
+        for w, j in zip(values, keys):
+            assert (k == j) == (encode(v) == encode(w)), (v, w)
+
+
+def test_plain_key_refuses_what_it_cannot_key():
+    for value in (math.nan, (1.0, math.nan), (1, 2, 3, 4, 5), [1], np.float32(1.0), None,
+                  np.array([1.0]), "a", (1, [2])):
+        assert plain_key(value) is None, value
+
+
+def test_equal_results_share_one_reply_and_errors_are_answers():
+    replies: dict = {}
+    first = invoke_immutable(lambda x: (x > 0, 3), (1.0,), {}, None, replies)
+    second = invoke_immutable(lambda x: (x > 0, 3), (2.0,), {}, None, replies)
+    assert first is second and first == invoke(lambda x: (x > 0, 3), (1.0,))
+    raised = invoke_immutable(lambda x: 1 / x, (0.0,), {}, None, replies)
+    assert raised["status"] == "raised" and raised["error"]["type"] == "ZeroDivisionError"
+    assert raised["mutated"] == [] and raised["draws"] == []
+    def leave():
+        raise SystemExit(3)
+
+    exited = invoke_immutable(leave, (), {}, None, replies)
+    assert exited["status"] == "exited"
+
+
+def test_a_result_it_does_not_key_gets_the_general_reply():
+    array = np.array([0.5, 0.5])
+    reply = invoke_immutable(lambda: array, (), {}, None, {})
+    assert reply == invoke(lambda: array, ())
+    assert decode(reply["value"]).tolist() == [0.5, 0.5]
+
+
+@pytest.fixture(scope="module")
+def targets(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fast")
+    prob = root / "python" / "tinyllm" / "prob"
+    prob.mkdir(parents=True)
+    (prob.parent / "__init__.py").write_text("")
+    (prob / "__init__.py").write_text("")
+    (prob / "rejection.py").write_text(textwrap.dedent(SOURCE))
+    module = types.ModuleType("fast_path_reference")
+    exec(compile(textwrap.dedent(SOURCE), "rejection.py", "exec"), module.__dict__)
+    with IsolatedTarget("fast", Path(root / "python"), "tinyllm.prob.rejection", FUNCTIONS,
+                        RETURNS) as isolated:
+        yield isolated, InProcessTarget("in-process", module, FUNCTIONS, RETURNS)
+
+
+def _answers(target, fn, calls):
+    out = []
+    for r in target.map(fn, calls):
+        if r.error is not None:
+            out.append(("raised", type(r.error).__name__, str(r.error)))
+        else:
+            value = r.value
+            out.append((type(value).__name__, repr(value),
+                        tuple(type(v).__name__ for v in value) if type(value) is tuple else ()))
+    return out
+
+
+@pytest.mark.parametrize("fn,calls", [
+    ("zeros", [(x,) for x in (-1.0, 1.0, -2.0, 2.0, -1.0)]),
+    ("kinds", [(k,) for k in range(8)] * 2),
+    ("echo", [(v,) for v in (0.0, -0.0, 1, True, 2.5, 1.0, (1, 2), (1.0, -0.0))]),
+    ("pair", [((0.5, 0.0), (0.25, 0.75), i) for i in (0, 1, 0, 1)]),
+    ("fails", [(x,) for x in (0.5, 2.0, 0.5, 3.0)]),
+])
+def test_the_isolated_answers_are_the_in_process_ones(targets, fn, calls):
+    isolated, in_process = targets
+    assert _answers(isolated, fn, calls) == _answers(in_process, fn, calls)
+
+
+def test_every_call_runs_once_even_when_answers_repeat(targets):
+    isolated, _ = targets
+    before = isolated.call("counted", 0.0)
+    answers = [r.value for r in isolated.map("counted", [(0.0,)] * 300)]
+    assert answers == list(range(before + 1, before + 301))
+
+
+def test_a_shared_tuple_argument_is_the_same_for_every_call(targets):
+    isolated, _ = targets
+    p = (0.5, 0.5)
+    assert [r.value for r in isolated.map("echo", [(p,)] * 3)] == [p] * 3
