@@ -39,12 +39,10 @@ class CheckRequest:
 
 def import_lazily_used(module: Module) -> None:
     """The catalog and what its tests import only when they run (its ``LAZY_IMPORTS``)."""
-    try:
+    with contextlib.suppress(Exception):  # the test that needs it imports it again, and reports
         catalog = importlib.import_module(module.catalog_module)
         for name in getattr(catalog, "LAZY_IMPORTS", ()):
             importlib.import_module(name)
-    except Exception:  # noqa: BLE001 - the test that needs it imports it again and reports
-        pass
 
 
 @contextlib.contextmanager
@@ -134,7 +132,7 @@ def record_pass(ws: Workspace, module: Module, source: str) -> None:
 
     passes = load_passes(ws)
     entry = passes.setdefault(module.id, {})
-    entry[content_hash(source)] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    entry[content_hash(source)] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     try:
         write_atomic(_passes_path(ws), json.dumps(passes, indent=2) + "\n")
     except HarnessError:

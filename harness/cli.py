@@ -155,7 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_FAIL
-    except Exception as exc:  # the one place an unforeseen error is caught
+    except Exception as exc:  # noqa: BLE001 - the one place an unforeseen error is caught
         log = _write_crash_log()
         print(f"ol: internal error: {type(exc).__name__}: {exc} (the traceback is in {log})",
               file=sys.stderr)

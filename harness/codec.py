@@ -85,7 +85,7 @@ def _class_name(obj: object) -> str:
 def _text(obj: object) -> str:
     try:
         text = str(obj)
-    except BaseException:  # a hostile __str__ must not break the encoder
+    except BaseException:  # noqa: BLE001 - a hostile __str__ must not break the encoder
         text = "<unprintable>"
     if not isinstance(text, str):
         return "<unprintable>"
@@ -138,7 +138,7 @@ def decode(data: Any) -> Any:
         return _decode(data, 0)
     except MalformedReply:
         raise
-    except Exception as exc:  # KeyError, TypeError, ValueError from hostile data
+    except Exception as exc:  # noqa: BLE001 - KeyError, TypeError, ValueError from hostile data
         raise MalformedReply(f"malformed value: {type(exc).__name__}: {exc}") from None
 
 
@@ -195,7 +195,7 @@ def decode_error(data: Any) -> RemoteError:
     try:
         mro = tuple(str(n)[:100] for n in data["mro"])[:50]
         return RemoteError(str(data["type"])[:100], mro, str(data["message"])[:MAX_TEXT + 20])
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - whatever hostile data raises is a malformed reply
         raise MalformedReply(f"malformed error: {exc}") from None
 
 
@@ -230,9 +230,9 @@ def aliases(result: Any, args: tuple, depth: int = 0) -> bool:
     for arg in args:
         if result is arg and not isinstance(arg, (int, float, bool)):
             return True
-        if isinstance(result, np.ndarray) and isinstance(arg, np.ndarray):
-            if np.shares_memory(result, arg, max_work=10**6):
-                return True
+        if (isinstance(result, np.ndarray) and isinstance(arg, np.ndarray)
+                and np.shares_memory(result, arg, max_work=10**6)):
+            return True
     return False
 
 
@@ -250,7 +250,7 @@ def invoke(fn: Any, args: tuple, kwargs: dict | None = None,
         result = fn(*args, **kwargs)
     except SystemExit as exc:
         reply: dict = {"status": "exited", "error": encode_error(exc)}
-    except BaseException as exc:  # KeyboardInterrupt from student code is an answer, not a stop
+    except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt from student code is an answer
         reply = {"status": "raised", "error": encode_error(exc)}
     else:
         reply = _returned(result, args, register)
@@ -265,7 +265,7 @@ def _returned(result: Any, args: tuple, register: Any) -> dict:
         value = encode(result) if number is None else {
             "t": "handle", "id": number, "cls": _text(type(result).__name__)}
         return {"status": "returned", "value": value, "aliased": aliases(result, args)}
-    except BaseException as exc:
+    except BaseException as exc:  # noqa: BLE001 - a result that breaks the encoder is an answer too
         return {"status": "raised", "error": encode_error(exc), "unencodable": True}
 
 
@@ -281,14 +281,14 @@ def plain_key(value: Any) -> Any:
     if cls in _KEYED:
         return (cls, value)
     if cls in _KEYED_FLOATS:
-        return (cls, value.hex()) if value == value else None
+        return None if math.isnan(value) else (cls, value.hex())
     if cls is tuple and len(value) <= 4:
         key: list = [tuple]  # flat: (tuple, class, value, class, value, ...)
         for item in value:
             kind = type(item)
             if kind in _KEYED:
                 key += (kind, item)
-            elif kind in _KEYED_FLOATS and item == item:
+            elif kind in _KEYED_FLOATS and not math.isnan(item):
                 key += (kind, item.hex())
             else:
                 return None
@@ -304,7 +304,7 @@ def invoke_immutable(fn: Any, args: tuple, kwargs: dict, register: Any, replies:
         result = fn(*args, **kwargs)
     except SystemExit as exc:
         return {"status": "exited", "error": encode_error(exc), "mutated": [], "draws": []}
-    except BaseException as exc:  # KeyboardInterrupt from student code is an answer, not a stop
+    except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt from student code is an answer
         return {"status": "raised", "error": encode_error(exc), "mutated": [], "draws": []}
     key = plain_key(result)
     if key is None:
@@ -335,7 +335,7 @@ def invoke_direct(fn: Any, args: tuple, kwargs: dict | None = None) -> Reply:
         result = fn(*args, **(kwargs or {}))
     except SystemExit as exc:
         return Reply("exited", error=remote_error(exc))
-    except BaseException as exc:
+    except BaseException as exc:  # noqa: BLE001 - as in invoke: every exception is an answer
         return Reply("raised", error=remote_error(exc))
     mutated = [i for i, snap in snaps if _changed(args[i], snap)]
     return Reply("returned", value=result, mutated=mutated, aliased=aliases(result, args))

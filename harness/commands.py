@@ -10,7 +10,7 @@ from pathlib import Path
 from harness.catalog import collect
 from harness.course import REFERENCE_PYTHON, STUDENT_DIR, load_course
 from harness.errors import HarnessError
-from harness.model import RunResult, TestResult
+from harness.model import RunResult
 
 EXIT_PASS, EXIT_FAIL = 0, 1
 

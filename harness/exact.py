@@ -9,6 +9,7 @@ weigh each answer by the interval's exact measure.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -52,7 +53,7 @@ class Interval:
 def split_at(thresholds: Sequence[float | Fraction]) -> list[Interval]:
     """``[0, 1)`` cut at every threshold ``t`` (``u < t`` on the left side); empty pieces dropped."""
     cuts = sorted({count_below(t) for t in thresholds} | {0, SCALE})
-    return [Interval(a, b - 1) for a, b in zip(cuts, cuts[1:]) if b > a]
+    return [Interval(a, b - 1) for a, b in itertools.pairwise(cuts) if b > a]
 
 
 def running_sums(probs: Sequence[float]) -> list[float]:

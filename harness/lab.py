@@ -20,12 +20,11 @@ from typing import Any
 
 from harness.catalog import collect
 from harness.course import Module, load_course
+from harness.coverage import reaches, reference_run_with_coverage
 from harness.errors import MutantDoesNotApply, VerdictFailure
 from harness.loading import load_reference, module_from_source, reference_target
-from harness.model import FORMAT_VERSION, RunResult
+from harness.model import FORMAT_VERSION, Outcome, RunResult, TestResult
 from harness.mutants import Mutant, apply, load_mutants
-from harness.coverage import reaches, reference_run_with_coverage
-from harness.model import Outcome, TestResult
 from harness.runner import run_case, run_catalog
 from harness.target import InProcessTarget
 

@@ -77,7 +77,7 @@ def run_case(module: Module, info: CaseInfo, fn: Callable[..., Any], target: Tar
         pitfall = getattr(exc, "pitfall", None)
     except NotImplementedError as exc:
         outcome, message = Outcome.FAILED, f"not implemented yet: {exc}"
-    except Exception as exc:  # the target raised something the test did not expect
+    except Exception as exc:  # noqa: BLE001 - the target raised something the test did not expect
         outcome, message = Outcome.ERROR, f"raised {type(exc).__name__}: {exc}"
         remote = getattr(exc, "remote", None) or getattr(exc, "ol_remote", None)
         if remote is not None:

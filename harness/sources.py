@@ -27,7 +27,7 @@ class HarnessPCG32:
         self._state = (self._state * 6364136223846793005 + self._inc) & _MASK64
 
     @classmethod
-    def at_state(cls, state: int, inc: int) -> "HarnessPCG32":
+    def at_state(cls, state: int, inc: int) -> HarnessPCG32:
         gen = cls.__new__(cls)
         gen._state, gen._inc = state & _MASK64, inc & _MASK64
         return gen

@@ -18,7 +18,15 @@ from typing import Any
 
 import numpy as np
 
-from harness.codec import Handle, Opaque, RemoteError, Reply, aliases, invoke_direct, remote_error
+from harness.codec import (
+    Handle,
+    Opaque,
+    RemoteError,
+    Reply,
+    aliases,
+    invoke_direct,
+    remote_error,
+)
 from harness.sources import RecordingSource
 
 # Exceptions rebuilt as themselves in the test, so ``pytest.raises(ValueError)`` reads naturally.

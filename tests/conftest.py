@@ -22,7 +22,7 @@ def _put_reference_first() -> None:
 _put_reference_first()
 
 
-import pytest  # noqa: E402
+import pytest
 
 
 @pytest.fixture(scope="session")

@@ -102,7 +102,7 @@ def targets(tmp_path_factory):
     (prob / "__init__.py").write_text("")
     (prob / "rejection.py").write_text(textwrap.dedent(SOURCE))
     module = types.ModuleType("fast_path_reference")
-    exec(compile(textwrap.dedent(SOURCE), "rejection.py", "exec"), module.__dict__)
+    exec(compile(textwrap.dedent(SOURCE), "rejection.py", "exec"), module.__dict__)  # noqa: S102
     with IsolatedTarget("fast", Path(root / "python"), "tinyllm.prob.rejection", FUNCTIONS,
                         RETURNS) as isolated:
         yield isolated, InProcessTarget("in-process", module, FUNCTIONS, RETURNS)

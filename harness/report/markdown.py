@@ -5,7 +5,13 @@ from __future__ import annotations
 import re
 
 from harness.model import RunResult, TestResult
-from harness.report.common import MARKERS, md_cell, milliseconds, pitfall_line, summary_line
+from harness.report.common import (
+    MARKERS,
+    md_cell,
+    milliseconds,
+    pitfall_line,
+    summary_line,
+)
 
 
 def to_markdown(result: RunResult) -> str:

@@ -5,7 +5,6 @@ The table in docs/bad-input.md lists the same rows; ``ROWS`` is checked against 
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import signal
@@ -130,7 +129,8 @@ def test_an_unforeseen_error_prints_one_line_names_a_log_and_exits_3(monkeypatch
 
 
 def _descendants(pid: int) -> list[int]:
-    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True)
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True,
+                         check=False)
     kids = [int(x) for x in out.stdout.split()]
     return kids + [g for k in kids for g in _descendants(k)]
 
@@ -144,7 +144,7 @@ def test_ctrl_c_stops_the_worker_keeps_what_it_had_and_exits_non_zero(tmp_path):
     assert first.startswith("ol check M07.6") and "test_hand_example" in second
     workers = _descendants(proc.pid)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=60)
     assert proc.returncode != 0
     assert "interrupted" in err and "Traceback" not in err
     deadline = time.monotonic() + 10

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import pytest
 
@@ -50,7 +49,7 @@ def test_force_keeps_a_timestamped_backup(tmp_path):
     assert mine.read_text() == stub_source(module)
     # Twice with --force: a second backup, the first one untouched.
     mine.write_text("# more work\n")
-    second = [a for a in start(module, tmp_path, force=True) if a.action == "replaced"][0]
+    second = next(a for a in start(module, tmp_path, force=True) if a.action == "replaced")
     assert second.backup != replaced[0].backup
     assert replaced[0].backup.read_text() == "# my work\n"
     assert second.backup.read_text() == "# more work\n"

@@ -6,7 +6,6 @@ import typing
 
 import numpy as np
 import pytest
-
 from tinyllm.prob.categorical import UniformSource, sample_categorical
 
 MAX_U = 1.0 - 2**-53  # the largest uniform PCG32 can return

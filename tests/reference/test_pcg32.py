@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from tinyllm.prob.pcg32 import PCG32
 
 MASK64 = (1 << 64) - 1

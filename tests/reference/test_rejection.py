@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from fractions import Fraction
 
 import numpy as np
 import pytest
-
 from tinyllm.prob.categorical import sample_categorical
 from tinyllm.prob.pcg32 import PCG32
 from tinyllm.prob.rejection import (
@@ -62,7 +62,7 @@ def grid_cells(breaks):
         if 0.0 < b < 1.0:
             ks.add(math.ceil(Fraction(b) * GRID))
     ks = sorted(ks)
-    return list(zip(ks, ks[1:]))
+    return list(itertools.pairwise(ks))
 
 
 def constant_on_cell(fn, k_lo, k_hi):
@@ -84,7 +84,8 @@ def enumerate_speculative(p, q) -> dict[int, Fraction]:
             _, accepted = speculative_step(p, q, x, u_acc, 0.0)
             cells = [(0, GRID)] if accepted else grid_cells(res_breaks)
             for r_lo, r_hi in cells:
-                out = constant_on_cell(lambda u: speculative_step(p, q, x, u_acc, u), r_lo, r_hi)
+                out = constant_on_cell(lambda u, x=x, u_acc=u_acc: speculative_step(p, q, x, u_acc, u),
+                                       r_lo, r_hi)
                 weight = Fraction(q_x) * Fraction(a_hi - a_lo, GRID) * Fraction(r_hi - r_lo, GRID)
                 law[out[0]] = law.get(out[0], Fraction(0)) + weight
     return law

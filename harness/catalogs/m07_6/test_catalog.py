@@ -26,7 +26,7 @@ from harness.catalogs.support import (
     law_table,
     merge_small,
 )
-from harness.exact import ULP, categorical_intervals, count_below, split_at, u_of
+from harness.exact import ULP, categorical_intervals, split_at, u_of
 from harness.sources import HarnessPCG32, PCGSource, ScriptedSource
 
 # Section 3's worked example.
@@ -230,12 +230,12 @@ def test_accept_is_strict(target):
              (0.0, 1.0, 0.0), (0.0, 0.5, 0.5)]
     for args in cases:
         got = target.rejection_accept(*args)
-        expect(got is False or got == False,  # noqa: E712 - numpy bools compare, never identify
+        expect(got is False or got == False,  # numpy bools compare equal, never identical
                f"{called('rejection_accept', args)} returned {got!r}, expected False: u = "
                f"{args[2]!r} is not below r = {args[0] / args[1]!r}; accept only when u < r", 1)
     below = (0.5, 1.0, math.nextafter(0.5, 0.0))
     got = target.rejection_accept(*below)
-    expect(got == True, f"{called('rejection_accept', below)} returned {got!r}, expected True: "  # noqa: E712
+    expect(got == True, f"{called('rejection_accept', below)} returned {got!r}, expected True: "
            "the largest uniform below r accepts", 1)
 
 
@@ -246,7 +246,7 @@ def test_accept_always_when_target_dominates(target):
     for p_x, q_x in [(0.5, 0.25), (0.25, 0.25), (0.75, 0.125), (1.0, 1e-3), (1, 1)]:
         for u in (0.0, 0.5, 0.75, 0.999, LARGEST_U):
             got = target.rejection_accept(p_x, q_x, u)
-            expect(got == True,  # noqa: E712
+            expect(got == True,
                    f"{called('rejection_accept', (p_x, q_x, u))} returned {got!r}, expected True: "
                    f"r = p_x / q_x = {p_x / q_x:g} >= 1, so every u < 1 accepts", 2)
 
