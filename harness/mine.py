@@ -280,21 +280,10 @@ def serve(argv: list[str]) -> None:
     from harness import worker
 
     request_fd, reply_fd, config = int(argv[0]), int(argv[1]), json.loads(argv[2])
-    # As ``worker.main`` does, before any thread starts: the pids cgroup, limits, the read-only
-    # sandbox, a PID namespace (this process is then its PID 1, which no run can signal), no
-    # privileges. tests/mine checks that the result matches the isolated worker's.
-    if config.get("cgroup"):
-        with contextlib.suppress(OSError), open(f"{config['cgroup']}/cgroup.procs", "w") as f:
-            f.write(str(os.getpid()))
-    worker._set_limits(config["limits"])
-    libc = ctypes.CDLL(None, use_errno=True)
-    sandboxed = worker._sandbox(libc, os.getcwd())
-    contained = sandboxed and worker._contain(libc)
-    worker._drop_privileges(libc)
-    if not contained:
-        worker._watch_parent()
+    # As the isolated worker, before any thread starts (in a PID namespace this process is then
+    # PID 1, which no run can signal). tests/mine checks that the result matches the worker's.
+    sandboxed, contained = worker.harden(config)
     _prctl(_PR_SET_DUMPABLE, 0)  # inherited: no run can open another's descriptors or memory
-    sys.dont_write_bytecode = True
     for fd in (request_fd, reply_fd):
         os.set_inheritable(fd, False)
     forks = _Forks(worker.Channel(request_fd, reply_fd), request_fd, config)
@@ -525,7 +514,7 @@ class _ForkServer:
 
     def __init__(self, config: dict, limits: Any, jobs: int) -> None:
         from harness import proctree
-        from harness.workerproc import Output, _drain, _worker_env
+        from harness.workerproc import Output, drain_output, worker_env
 
         proctree.become_subreaper()  # orphans of the runs re-parent to us: found, killed, reaped
         self.limits, self.home = limits, tempfile.mkdtemp(prefix="ol-mine-")
@@ -534,7 +523,7 @@ class _ForkServer:
                   "limits": {"memory_bytes": limits.memory_mb << 20, "cpu_s": int(limits.cpu_s),
                              "file_bytes": int(limits.file_bytes),
                              "max_processes": limits.max_processes}}
-        env = {**_worker_env(self.home), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+        env = {**worker_env(self.home), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
         req_r, self.req_w = os.pipe()
         self.resp_r, resp_w = os.pipe()
         self.out_r, out_w = os.pipe()
@@ -555,7 +544,7 @@ class _ForkServer:
         self.buf = bytearray()
         self.output = Output(limits.output_bytes)
         self.stop = threading.Event()
-        self.drain = threading.Thread(target=_drain, args=(self.out_r, self.output, self.stop),
+        self.drain = threading.Thread(target=drain_output, args=(self.out_r, self.output, self.stop),
                                       name="ol-mine-drain", daemon=True)
         self.drain.start()
         os.set_blocking(self.req_w, False)

@@ -484,14 +484,16 @@ def _forget_harness() -> None:
         del sys.modules[name]
 
 
-def main(argv: list[str]) -> int:
-    request_fd, reply_fd, progress_fd = (int(a) for a in argv[1:4])
-    config = json.loads(argv[4])
+def harden(config: dict) -> tuple[bool, bool]:
+    """Step 1 of the module docstring, for this process and all it starts: the parent's pids
+    cgroup, the resource limits, the read-only sandbox, a PID namespace, no privileges, and an
+    exit with the parent. Must run before any thread starts (unshare of the mount table and fork
+    need a single thread). Returns (sandboxed, contained). ``harness.mine``'s fork server uses it too.
+    """
     if config.get("cgroup"):  # the parent's cap on the tasks of this whole tree
         with contextlib.suppress(OSError), open(f"{config['cgroup']}/cgroup.procs", "w") as f:
             f.write(str(os.getpid()))
     _set_limits(config["limits"])
-    # Before any thread starts: unshare of the mount table and fork need a single thread.
     libc = ctypes.CDLL(None, use_errno=True)
     sandboxed = _sandbox(libc, os.getcwd())
     contained = sandboxed and _contain(libc)  # the new /proc must stay in the private mounts
@@ -499,6 +501,13 @@ def main(argv: list[str]) -> int:
     if not contained:
         _watch_parent()
     sys.dont_write_bytecode = True
+    return sandboxed, contained
+
+
+def main(argv: list[str]) -> int:
+    request_fd, reply_fd, progress_fd = (int(a) for a in argv[1:4])
+    config = json.loads(argv[4])
+    sandboxed, contained = harden(config)
     for fd in (request_fd, reply_fd, progress_fd):
         os.set_inheritable(fd, False)  # a program the student's code execs gets none of them
     sys.path.insert(0, config["repo_root"])

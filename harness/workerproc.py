@@ -87,7 +87,7 @@ def describe_death(returncode: int | None, limits: Limits) -> tuple[str, str]:
             "did the code call os._exit, or break the worker?")
 
 
-def _worker_env(home: str) -> dict[str, str]:
+def worker_env(home: str) -> dict[str, str]:
     env = {
         "PATH": "/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
         "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
@@ -120,7 +120,7 @@ class Output:
             return text
 
 
-def _drain(fd: int, output: Output, stop: threading.Event) -> None:
+def drain_output(fd: int, output: Output, stop: threading.Event) -> None:
     poller = select.poll()
     poller.register(fd, select.POLLIN)
     while not stop.is_set():
@@ -160,7 +160,7 @@ class WorkerProcess:
                 poller.register(self.pidfd, select.POLLIN)
         self.write_poller.register(self.req_w, select.POLLOUT)
         self.stop = threading.Event()
-        self.drain = threading.Thread(target=_drain, args=(self.out_r, output, self.stop),
+        self.drain = threading.Thread(target=drain_output, args=(self.out_r, output, self.stop),
                                       name=f"ol-drain-{self.proc.pid}", daemon=True)
         self.drain.start()
 
@@ -188,7 +188,7 @@ class WorkerProcess:
                 [sys.executable, "-I", str(WORKER_SCRIPT), str(req_r), str(resp_w), str(progress),
                  config],
                 stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, cwd=self.tmp,
-                env=_worker_env(self.tmp), pass_fds=(req_r, resp_w, progress),
+                env=worker_env(self.tmp), pass_fds=(req_r, resp_w, progress),
                 start_new_session=True)
         except BaseException:
             if hasattr(self, "_map"):
