@@ -84,6 +84,14 @@ def min_detectable_tv(df: int, alpha: float, draws: int, power: float = TARGET_P
     return math.sqrt(min_noncentrality(df, alpha, power) / draws) / 2
 
 
+def chi_square_detectable(df: int, alpha: float, draws: int) -> dict[str, float]:
+    """What a chi-square with ``df`` degrees of freedom at ``alpha`` over ``draws`` can see."""
+    lam = min_noncentrality(df, alpha)
+    return {"df": df, "critical_value": chi_square_critical(df, alpha), "target_power": TARGET_POWER,
+            "min_noncentrality": lam, "min_divergence": lam / draws,
+            "min_tv": min_detectable_tv(df, alpha, draws), "nominal_alpha": alpha}
+
+
 def chi_square_divergence(law: list[float], p: list[float]) -> float:
     """``sum (law_i - p_i)**2 / p_i`` over ids with ``p_i > 0`` (mass off the support: inf)."""
     total = 0.0

@@ -204,13 +204,7 @@ class ChiSquareTest:
 
     def detectable(self) -> dict[str, Any]:
         _, exp = self.catalog.merge_small([0] * len(self.p), [self.size * a for a in self.p])
-        df = len(exp) - 1
-        lam = analytic.min_noncentrality(df, self.alpha)
-        return {"df": df, "critical_value": analytic.chi_square_critical(df, self.alpha),
-                "target_power": analytic.TARGET_POWER, "min_noncentrality": lam,
-                "min_divergence": lam / self.size,
-                "min_tv": analytic.min_detectable_tv(df, self.alpha, self.size),
-                "nominal_alpha": self.alpha}
+        return analytic.chi_square_detectable(len(exp) - 1, self.alpha, self.size)
 
 
 class CategoricalChiSquareTest(ChiSquareTest):

@@ -131,13 +131,7 @@ class UniformChiSquareTest(_GeneratorTest):
     estimate = ChiSquareTest.estimate
 
     def detectable(self) -> dict[str, Any]:
-        df = self.bins - 1
-        lam = analytic.min_noncentrality(df, self.alpha)
-        return {"df": df, "critical_value": analytic.chi_square_critical(df, self.alpha),
-                "target_power": analytic.TARGET_POWER, "min_noncentrality": lam,
-                "min_divergence": lam / self.size,
-                "min_tv": analytic.min_detectable_tv(df, self.alpha, self.size),
-                "nominal_alpha": self.alpha}
+        return analytic.chi_square_detectable(self.bins - 1, self.alpha, self.size)
 
 
 class StreamsTest(_GeneratorTest):
