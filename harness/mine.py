@@ -33,13 +33,13 @@ can still tell them apart; like any test of code instead of behaviour, that is o
 grades.)
 
 Longer than the house 400 lines: the parent and the server speak one protocol and only make sense
-read together; the verdict and its three formats follow them.
+read together; the verdict (with its JSON shape) follows them. Staging the suite is
+``harness.mine_stage``; the reports (text, JSON, Gradescope) are ``harness.report.mine``.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
 import contextlib
 import ctypes
 import functools
@@ -55,7 +55,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-import textwrap
 import threading
 import time
 from collections.abc import Callable
@@ -65,6 +64,7 @@ from typing import Any
 
 from harness.course import REFERENCE_PYTHON, REPO_ROOT, Module
 from harness.errors import HarnessError, MutantDoesNotApply, VerdictFailure
+from harness.mine_stage import resolve_suite, stage
 from harness.model import FORMAT_VERSION
 
 RUN_LIMIT_S = 60.0  # wall clock per implementation: the whole suite once
@@ -74,12 +74,6 @@ REPORT_BYTES = 4 << 20  # one child's report; more is a report the harness will 
 MESSAGE_BYTES = 3 * REPORT_BYTES  # a relayed report is JSON inside JSON
 MESSAGE_CHARS = 3000  # failure text kept per test
 MAX_TESTS = 20000
-SUITE_FILES, SUITE_BYTES = 2000, 32 << 20
-SKIPPED_DIRS = {"__pycache__", ".git", ".pytest_cache", ".hypothesis", ".tox", ".venv", "venv",
-                ".mypy_cache", ".ruff_cache", "node_modules"}
-# Installed modules a suite may import that are slow to import: imported once in the server.
-PRELOAD = ("scipy", "scipy.stats", "scipy.special", "hypothesis", "hypothesis.strategies",
-           "hypothesis.extra.numpy")
 OUTCOMES = ("passed", "failed", "skipped", "incomplete")
 _HEADER = struct.Struct(">I")
 _PR_SET_PDEATHSIG, _PR_SET_DUMPABLE = 1, 4
@@ -136,136 +130,6 @@ class Run:
     @property
     def ran(self) -> bool:
         return self.status == "ran"
-
-
-# == the suite, staged =============================================================================
-
-def resolve_suite(path_arg: str, workspace_arg: str | None) -> Path:
-    """``--mine PATH`` as a file or folder of pytest tests; relative to ``--workspace`` if given."""
-    path = Path(path_arg).expanduser()
-    if not path.is_absolute() and workspace_arg:
-        from harness.workspace import resolve_workspace
-
-        path = resolve_workspace(workspace_arg).root / path
-    hint = "give the test file or the folder of your pytest tests"
-    if not path.exists():
-        raise HarnessError(f"--mine {path_arg}: {path} does not exist", hint)
-    if path.is_file() and path.suffix != ".py":
-        raise HarnessError(f"--mine {path_arg} is not a Python file", hint)
-    if path.is_dir() and not any(_is_test_file(p) for p in path.rglob("*.py")):
-        raise HarnessError(f"--mine {path_arg} holds no test file (test_*.py or *_test.py)", hint)
-    return path.resolve()
-
-
-def _is_test_file(path: Path) -> bool:
-    return path.name.startswith("test_") or path.name.endswith("_test.py")
-
-
-def stage(module: Module, suite: Path) -> tuple[Path, dict[str, Any]]:
-    """A temporary folder with a snapshot of the suite, the dependencies and an empty pytest.ini.
-
-    The children read only this snapshot (the student's files can change meanwhile) and none of
-    the student's pytest configuration files: their options could break the protocol. Returns
-    the folder and the part of the server's configuration that describes it.
-    """
-    root = Path(tempfile.mkdtemp(prefix="ol-mine-stage-"))
-    try:
-        lib = root / "lib"
-        deps = _copy_dependencies(module, lib)
-        snap = root / "suite"
-        snap.mkdir()
-        if suite.is_file():
-            shutil.copyfile(suite, snap / suite.name)
-            if (suite.parent / "conftest.py").is_file() and suite.name != "conftest.py":
-                shutil.copyfile(suite.parent / "conftest.py", snap / "conftest.py")
-        else:
-            _copy_suite(suite, snap / suite.name)
-        _rewrite_ahead(snap)
-        (root / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-        args = ["-c", str(root / "pytest.ini"), "--rootdir", str(snap), "--confcutdir", str(snap),
-                "-p", "no:cacheprovider", "--tb=short"]
-        return root, {"snapshot": str(snap), "lib": str(lib), "deps": deps,
-                      "targets": [str(snap / suite.name)], "pytest_args": args,
-                      "preload": _preloads(snap)}
-    except OSError as exc:
-        shutil.rmtree(root, ignore_errors=True)
-        raise HarnessError(f"cannot copy your tests {suite}: {exc.strerror or exc}",
-                           "check the files are readable") from None
-    except BaseException:
-        shutil.rmtree(root, ignore_errors=True)
-        raise
-
-
-def _copy_dependencies(module: Module, lib: Path) -> list[str]:
-    """The reference ``tinyllm`` package without the module's own file; the modules' names."""
-    names = []
-    for src in sorted(REFERENCE_PYTHON.rglob("*.py")):
-        rel = src.relative_to(REFERENCE_PYTHON)
-        if rel.as_posix() == module.file or "__pycache__" in rel.parts:
-            continue
-        (lib / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, lib / rel)
-        names.append(".".join(rel.with_suffix("").parts).removesuffix(".__init__"))
-    return names
-
-
-def _copy_suite(src: Path, dest: Path) -> None:
-    """Regular files only (no symbolic links), caches skipped, at most SUITE_FILES / SUITE_BYTES."""
-    files = size = 0
-    for folder, dirs, names in os.walk(src):
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS
-                         and not os.path.islink(os.path.join(folder, d)))
-        target = dest / Path(folder).relative_to(src)
-        target.mkdir(parents=True, exist_ok=True)
-        for name in names:
-            path = Path(folder) / name
-            if path.is_symlink() or not path.is_file() or name.endswith(".pyc"):
-                continue
-            files, size = files + 1, size + path.stat().st_size
-            if files > SUITE_FILES or size > SUITE_BYTES:
-                raise HarnessError(f"{src} holds more than {SUITE_FILES} files or "
-                                   f"{SUITE_BYTES >> 20} MB",
-                                   "point --mine at the folder of your tests")
-            shutil.copyfile(path, target / name)
-
-
-def _rewrite_ahead(snap: Path) -> None:
-    """pytest's assertion rewriting of the suite's files, once here rather than in every child.
-
-    Rewriting parses and compiles, it runs nothing. The result goes where pytest looks for it
-    (``__pycache__`` beside each file, named for this pytest), which ``_copy_suite`` never fills
-    from the student's folder. A file that does not parse is left for pytest to report.
-    """
-    try:
-        from _pytest.assertion import rewrite
-    except ImportError:  # pragma: no cover - pytest is a dependency
-        return
-    for path in snap.rglob("*.py"):
-        try:
-            stat, code = rewrite._rewrite_test(path, None)
-            cache = path.parent / "__pycache__"
-            cache.mkdir(exist_ok=True)
-            with open(cache / (path.name[:-3] + rewrite.PYC_TAIL), "wb") as fh:
-                rewrite._write_pyc_fp(fh, stat, code)
-        except (SyntaxError, ValueError, OSError, AttributeError, TypeError):
-            continue
-
-
-def _preloads(snap: Path) -> list[str]:
-    """Which of PRELOAD the suite imports (read with ``ast``; nothing of it runs here)."""
-    names: set[str] = set()
-    for path in snap.rglob("*.py"):
-        try:
-            tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
-        except (SyntaxError, ValueError):
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                names.update(a.name for a in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                names.add(node.module)
-                names.update(f"{node.module}.{a.name}" for a in node.names)
-    return [name for name in PRELOAD if name in names]
 
 
 # == the server (runs in the worker process) =======================================================
@@ -840,6 +704,13 @@ class MineResult:
     def caught_by(self, run: Run) -> list[str]:
         return [t for t in self.trusted if run.ran and run.outcomes.get(t) == "failed"]
 
+    def first_message(self, test: str) -> str:
+        """``test``'s failure text on the first correct implementation it failed on, or ""."""
+        for _, run in self.correct:
+            if test in run.messages:
+                return run.messages[test]
+        return ""
+
     @property
     def caught(self) -> int:
         return sum(bool(self.caught_by(run)) for _, run in self.mutants)
@@ -861,7 +732,7 @@ class MineResult:
                          "failed": [t for t, o in r.outcomes.items() if o == "failed"]}
                         for i, r in self.correct],
             "wrong_tests": [{"test": t, "fails_on": [i.key for i in impls],
-                             "message": _first_message(self, t)}
+                             "message": self.first_message(t)}
                             for t, impls in self.wrong.items()],
             "tests": [{"test": t, "trusted": t in trusted,
                        "catches": [i.key for i, r in self.mutants if t in self.caught_by(r)]}
@@ -882,13 +753,6 @@ def _bug_json(result: MineResult, impl: Implementation, run: Run) -> dict[str, A
     if not caught_by:
         doc["hint"] = m.hint
     return doc
-
-
-def _first_message(result: MineResult, test: str) -> str:
-    for _, run in result.correct:
-        if test in run.messages:
-            return run.messages[test]
-    return ""
 
 
 def pitfall_table(result: MineResult) -> list[tuple[int, int, int]]:
@@ -928,119 +792,6 @@ def run_mine(module: Module, suite: Path, jobs: int | None = None, limits: Any =
                       time.perf_counter() - start, jobs, sandboxed, contained)
 
 
-# == reports =======================================================================================
-
-def _wrap(text: str, indent: str, hang: str | None = None) -> list[str]:
-    return textwrap.wrap(text, 100, initial_indent=indent, subsequent_indent=hang or indent,
-                         break_on_hyphens=False) or [indent]
-
-
-def format_text(result: MineResult) -> str:
-    """What ``ol tests --mine`` prints: correct code first, then the bugs caught and missed."""
-    lines = [(f"{result.module}: your tests ({result.suite}), {len(result.tests)} of them, "
-              f"against {len(result.correct)} correct implementations and "
-              f"{len(result.mutants)} known bugs"), ""]
-    lines += _correct_section(result)
-    chapter = [(i, r) for i, r in result.mutants if not i.mutant.extended]
-    extended = [(i, r) for i, r in result.mutants if i.mutant.extended]
-    parts = [f"{sum(bool(result.caught_by(r)) for _, r in rows)} of {what} {len(rows)}"
-             for rows, what in ((chapter, "the chapter's"), (extended, "the extended")) if rows]
-    lines += ["", f"your tests catch {result.caught} of {len(result.mutants)} known bugs"
-              + (f" ({', '.join(parts)})" if parts else "")]
-    if result.runs_on_correct:  # else no test is trusted, and every hint would be noise
-        lines += ["", "by pitfall:"]
-        for number, caught, total in pitfall_table(result):
-            text = result.pitfalls.get(number, "")
-            lines.append(f"  {number:>3}  {caught:>2} of {total:<2}  {text}")
-        lines += _missed_section(result)
-    lines += ["", (f"score: {result.caught} / {len(result.mutants)} "
-                   f"({result.duration_s:.1f} s, {result.jobs} jobs)")]
-    return "\n".join(lines) + "\n"
-
-
-def _missed_section(result: MineResult) -> list[str]:
-    """The missed bugs by pitfall: each one's description and hint (a repeated hint once)."""
-    missed = [(i, r) for i, r in result.mutants if not result.caught_by(r)]
-    if not missed:
-        return []
-    lines = ["", "missed bugs, by pitfall, and what kind of input would expose each:"]
-    hints: dict[str, str] = {}
-    for number in sorted({i.mutant.pitfall for i, _ in missed}):
-        text = result.pitfalls.get(number, "")
-        lines += [""] + _wrap(f"pitfall {number}: {text}", "  ", "      ")
-        for impl, run in [(i, r) for i, r in missed if i.mutant.pitfall == number]:
-            m = impl.mutant
-            lines += _wrap(f"{m.id}  {m.description}", "    ", "         ")
-            hint = f"as for {hints[m.hint]}" if m.hint in hints else m.hint
-            hints.setdefault(m.hint, m.id)
-            lines += _wrap(f"hint: {hint}", "         ")
-            if not run.ran and result.runs_on_correct:
-                lines += _wrap(f"(no verdict on this bug: {run.problem})", "         ")
-    return lines
-
-
-def _correct_section(result: MineResult) -> list[str]:
-    broken = [(i, r) for i, r in result.correct if not r.ran and r.status != "not run"]
-    wrong = result.wrong
-    if not broken and not wrong:
-        return [(f"correct code: every test passes on all {len(result.correct)} correct "
-                 "implementations (the reference and the hidden ones)")]
-    lines = []
-    problems: dict[str, list[Implementation]] = {}
-    for impl, run in broken:
-        problems.setdefault(run.problem or run.status, []).append(impl)
-    for problem, impls in problems.items():
-        first, *rest = problem.splitlines()
-        lines += _wrap(f"correct code: your tests cannot run on "
-                       f"{', '.join(i.label for i in impls)}: {first}", "", "  ")
-        lines += [f"    {line}" for line in rest[:40]]
-    if broken:
-        lines.append("until they run on every correct implementation, no test can be credited "
-                     "with a catch")
-    if wrong:
-        one = len(wrong) == 1
-        lines.append(f"correct code: {len(wrong)} of your tests {'fails' if one else 'fail'} on "
-                     f"correct code, so {'it' if one else 'they'} would reject a correct "
-                     "implementation:")
-    described: list[Implementation] = []
-    for test, impls in wrong.items():
-        lines += ["", f"  WRONG  {test}"]
-        lines += _wrap(f"fails on {', '.join(i.label for i in impls)}", "         ")
-        lines += [f"         | {line}" for line in _first_message(result, test).splitlines()[:30]]
-        described += [i for i in impls if i.differs and i not in described]
-    for impl in described:
-        lines += [""] + _wrap(f"{impl.label} is correct too; it differs from the reference only "
-                              f"in this: {impl.differs}. Test what the contract says, not how "
-                              "the reference does it.", "  ")
-    return lines
-
-
-def to_json_text(result: MineResult) -> str:
-    return json.dumps(result.to_json(), indent=2, ensure_ascii=False) + "\n"
-
-
-def to_gradescope(result: MineResult) -> str:
-    """Gradescope's ``results.json``: a point per bug caught; correct code first, 0 points."""
-    from harness.report.gradescope import VISIBILITY
-
-    correct_ok = result.verdict == "pass"
-    text = format_text(result)
-    tests = [{"name": "your tests accept correct code", "score": 0, "max_score": 0,
-              "status": "passed" if correct_ok else "failed",
-              "output": "" if correct_ok else "\n".join(_correct_section(result)),
-              "visibility": VISIBILITY}]
-    for impl, run in result.mutants:
-        m, caught_by = impl.mutant, result.caught_by(run)
-        output = (f"caught by {', '.join(caught_by)}" if caught_by else
-                  f"{m.description}\npitfall {m.pitfall}: {result.pitfalls.get(m.pitfall, '')}\n"
-                  f"hint: {m.hint}")
-        tests.append({"name": f"bug {m.id} (pitfall {m.pitfall})", "score": 1 if caught_by else 0,
-                      "max_score": 1, "status": "passed" if caught_by else "failed",
-                      "output": output, "visibility": VISIBILITY})
-    doc = {"score": result.caught, "max_score": len(result.mutants), "output": text, "tests": tests}
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-
-
 # == the command ===================================================================================
 
 def run_mine_command(module: Module, args: argparse.Namespace) -> int:
@@ -1049,6 +800,7 @@ def run_mine_command(module: Module, args: argparse.Namespace) -> int:
     from harness.commands import _check_report_paths
     from harness.lab import progress_printer
     from harness.report.io import write_atomic
+    from harness.report.mine import format_text, to_gradescope, to_json_text
 
     load_alternatives(module)  # a module without hidden implementations stops here, in one line
 

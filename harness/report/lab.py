@@ -2,23 +2,20 @@
 
 ``write_lab_reports`` builds every document first and only then writes them (atomically, through
 ``harness.report.io``), so a formatting error leaves no half set behind. ``lab_summary`` is the
-terminal's one-screen view of the same result.
+terminal's one-screen view of the same result. The HTML page is ``harness.report.lab_html``, built
+on the pieces every format shares, which are here (``cell_state``, the counts, problems, notes).
 
 The Stryker report follows ``mutation-testing-report-schema`` (schema version 2, validated in
 tests/report/test_lab_reports.py): each mutant's location is the span of its ``find`` text in the
 reference file, its replacement what that span reads once the mutant is applied, so the report's
 viewer shows exactly the edit the lab ran.
-
-Longer than 400 lines: four formats of one result, sharing the cell logic; split them if one grows.
 """
 
 from __future__ import annotations
 
 import ast
-import html
 import inspect
 import json
-import string
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -39,10 +36,6 @@ SUMMARY_PROBLEMS_SHOWN = 10  # the terminal summary stays one screen long
 # A cell of the kill matrix: (test, mutant) -> one of these states.
 KILLED, DESIGNATED, MISSED, SURVIVED = "killed", "designated", "missed", "survived"
 MD_MARKS = {DESIGNATED: "**X**", KILLED: "x", MISSED: "**!**", SURVIVED: ""}
-HTML_MARKS = {DESIGNATED: "\u25c6", KILLED: "", MISSED: "!", SURVIVED: ""}  # U+25C6 black diamond
-SUBSET_MARK = "\u25cf"  # U+25CF black circle
-# Cell colours (the HTML test looks for them in a screenshot).
-COLORS = {KILLED: "#4caf50", DESIGNATED: "#1b5e20", MISSED: "#ff9800", SURVIVED: "#eef0f2"}
 
 
 def write_lab_reports(result: LabResult, out: Path | None = None) -> list[Path]:
@@ -50,6 +43,9 @@ def write_lab_reports(result: LabResult, out: Path | None = None) -> list[Path]:
 
     Into ``out``, or ``reports/`` when it is None; returns the paths written, in that order.
     """
+    # Imported here, not above: the HTML page builds on this module's shared pieces.
+    from harness.report.lab_html import to_lab_html
+
     m = result.module
     documents = {
         f"lab-{m}.json": _json_text(result.to_json()),
@@ -336,145 +332,3 @@ def _md_matrix(result: LabResult) -> list[str]:
             if row.killed else "**SURVIVED**"
         lines.append(f"| `{row.mutant.id}` | {row.mutant.pitfall} | {marks} | {outcome} |")
     return lines
-
-
-# -- HTML (one self-contained page) ---------------------------------------------------------------
-
-_CSS = string.Template("""
-body { font: 14px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1d2125;
-       margin: 16px 24px; background: #fff; }
-h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 22px 0 8px; }
-.verdict { padding: 1px 10px; border-radius: 4px; color: #fff; font-size: 16px; }
-.verdict.pass { background: #1b5e20; } .verdict.fail { background: #b71c1c; }
-.counts { margin: 0 0 8px; color: #444; }
-.problems li { margin: 2px 0; } .problems .id { font-weight: 600; }
-.legend { display: flex; gap: 18px; flex-wrap: wrap; align-items: center; margin: 6px 0 10px; }
-.legend span.sw { display: inline-block; width: 18px; height: 18px; vertical-align: middle;
-                  margin-right: 5px; text-align: center; line-height: 18px; font-size: 12px;
-                  color: #fff; }
-.scroll { overflow: auto; max-width: 100%; }
-table.matrix { border-collapse: separate; border-spacing: 2px; }
-table.matrix th { font-weight: normal; }
-th.test { vertical-align: bottom; padding: 0 0 4px; }
-th.test div { writing-mode: vertical-rl; transform: rotate(180deg); white-space: nowrap;
-              font: 12px/1 ui-monospace, "DejaVu Sans Mono", monospace; margin: 0 auto; }
-th.test.subset div { font-weight: 700; }
-th.mutant { text-align: left; white-space: nowrap; padding: 0 8px 0 0; position: sticky; left: 0;
-            background: #fff; max-width: 360px; overflow: hidden; text-overflow: ellipsis; }
-th.mutant .id { font: 600 13px ui-monospace, "DejaVu Sans Mono", monospace; }
-th.mutant .desc { color: #555; font-size: 12px; }
-tr.survived th.mutant .id, tr.survived th.mutant .desc { color: #b71c1c; font-weight: 700; }
-td.cell { width: 22px; height: 22px; min-width: 22px; text-align: center; font-size: 13px;
-          color: #fff; box-sizing: border-box; }
-.cell.killed { background: $killed; }
-.cell.designated { background: $designated; outline: 2px solid #000; outline-offset: -2px; }
-.cell.missed { background: $missed; color: #000; font-weight: 700;
-            outline: 2px dashed #000; outline-offset: -2px; }
-.cell.survived { background: $survived; }
-td.count, tfoot td { text-align: center; font-size: 12px; color: #333; }
-tfoot th { text-align: right; padding-right: 8px; font-size: 12px; color: #333; }
-table.strength { border-collapse: collapse; }
-table.strength th, table.strength td { border-bottom: 1px solid #ddd; padding: 3px 10px;
-                                       text-align: left; }
-table.strength td.n { text-align: right; }
-.bar { display: inline-block; height: 10px; background: $killed; vertical-align: middle; }
-code { font: 12px ui-monospace, "DejaVu Sans Mono", monospace; }
-""").substitute(COLORS)
-
-
-def to_lab_html(result: LabResult) -> str:
-    """One page, no scripts or external assets; titles carry each mutant's description on hover."""
-    e = html.escape
-    body = [(f"<h1>Lab {e(result.module)} <span class=\"verdict {result.verdict}\">"
-             f"{_verdict_word(result)}</span></h1>"),
-            (f"<p class=\"counts\">{e(_counts(result))}; {e(_reference_phrase(result))}; "
-             f"{len(result.tests)} tests; {result.duration_s:.1f} s with {result.jobs} jobs</p>")]
-    problems = _problems(result)
-    if problems:
-        body.append("<ul class=\"problems\">" + "".join(
-            f"<li><span class=\"id\">{e(row.mutant.id)}</span> {e(what)}: "
-            f"{e(row.mutant.description)}</li>" for row, what in problems) + "</ul>")
-    body += ["<h2>Kill matrix</h2>", _html_legend(), _html_matrix(result),
-             "<h2>Test strength</h2>", _html_strength(result)]
-    notes = _note_lines(result)
-    if notes:
-        body += ["<h2>Notes</h2>", "<ul>" + "".join(
-            f"<li><code>{e(t)}</code> {e(s)}</li>" for t, s in notes) + "</ul>"]
-    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-            f"<title>ol lab {e(result.module)}: {result.verdict}</title>\n"
-            f"<style>{_CSS}</style>\n</head>\n<body>\n" + "\n".join(body) + "\n</body>\n</html>\n")
-
-
-def _html_legend() -> str:
-    items = [(KILLED, "killed by this test"), (DESIGNATED, "killed by a designated test"),
-             (MISSED, "designated test did not kill it"), (SURVIVED, "test passed")]
-    return "<div class=\"legend\">" + "".join(
-        f"<span><span class=\"sw cell {state}\">{HTML_MARKS[state]}</span>{text}</span>"
-        for state, text in items) + "<span><b>bold</b> test name: in the minimal subset</span></div>"
-
-
-def _html_matrix(result: LabResult) -> str:
-    e = html.escape
-    subset = set(result.minimal_subset())
-    head = "".join(
-        f"<th class=\"test{' subset' if t in subset else ''}\" scope=\"col\" title=\"{e(t)}: "
-        f"kills {len(result.kills(t))}, unique {len(result.unique_kills(t))}\"><div>{e(t)}</div></th>"
-        for t in result.tests)
-    rows = []
-    for row in result.rows:
-        m = row.mutant
-        hover = e(f"{m.id}: {m.description}\n{_pitfall(result, m)}\n"
-                  f"designated: {', '.join(m.designated)}\n"
-                  f"killed by: {', '.join(row.killed_by) or 'no test'}", quote=True)
-        cells = "".join(_html_cell(row, t) for t in result.tests)
-        rows.append(f"<tr class=\"{'killed' if row.killed else 'survived'}\" data-mutant=\"{e(m.id)}\">"
-                    f"<th class=\"mutant\" scope=\"row\" title=\"{hover}\"><span class=\"id\">"
-                    f"{e(m.id)}</span> <span class=\"desc\">{e(_clip(m.description, 48))}</span></th>"
-                    f"{cells}<td class=\"count\">{len(row.killed_by)}</td></tr>")
-    foot = ("<tr><th>kills</th>" + "".join(f"<td>{len(result.kills(t))}</td>" for t in result.tests)
-            + "<td></td></tr><tr><th>unique kills</th>"
-            + "".join(f"<td>{len(result.unique_kills(t))}</td>" for t in result.tests)
-            + "<td></td></tr><tr><th>minimal subset</th>"
-            + "".join(f"<td>{SUBSET_MARK if t in subset else ''}</td>" for t in result.tests)
-            + "<td></td></tr>")
-    return (f"<div class=\"scroll\"><table class=\"matrix\"><thead><tr><th></th>{head}"
-            f"<th class=\"test\"><div>killed by</div></th></tr></thead><tbody>{''.join(rows)}"
-            f"</tbody><tfoot>{foot}</tfoot></table></div>")
-
-
-def _html_cell(row: MutantRow, test: str) -> str:
-    state = cell_state(row, test)
-    words = {KILLED: "killed", DESIGNATED: "killed (designated test)",
-             MISSED: "NOT killed by this designated test", SURVIVED: "passed (not killed)"}
-    why = next((t.message for t in row.run.tests if t.name == test and not t.ok), "")
-    title = f"{row.mutant.id} \u00d7 {test}: {words[state]}" + (f"\n{_first_line(why)}" if why else "")
-    title = html.escape(title, quote=True)
-    return (f"<td class=\"cell {state}\" data-test=\"{html.escape(test)}\" title=\"{title}\">"
-            f"{HTML_MARKS[state]}</td>")
-
-
-def _html_strength(result: LabResult) -> str:
-    e = html.escape
-    subset = result.minimal_subset()
-    most = max([len(result.kills(t)) for t in result.tests] + [1])
-    rows = []
-    for t in result.tests:
-        kills, unique = result.kills(t), result.unique_kills(t)
-        designated_for = [r.mutant.id for r in result.rows if t in r.mutant.designated]
-        rows.append(f"<tr><td><code>{e(t)}</code></td><td class=\"n\">{len(kills)}</td>"
-                    f"<td><span class=\"bar\" style=\"width:{120 * len(kills) // most}px\"></span>"
-                    f"</td><td class=\"n\">{len(unique)}</td><td>{e(', '.join(unique))}</td>"
-                    f"<td>{e(', '.join(designated_for))}</td>"
-                    f"<td>{'yes' if t in subset else ''}</td></tr>")
-    ordered = [t for t in result.tests if t in subset]
-    return ("<table class=\"strength\"><thead><tr><th>test</th><th>kills</th><th></th>"
-            "<th>unique kills</th><th>mutants only it kills</th><th>designated for</th>"
-            "<th>minimal subset</th>"
-            f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-            f"<h2>Minimal subset</h2><p>{len(ordered)} of {len(result.tests)} tests kill every "
-            "mutant the catalog kills: " + (", ".join(f"<code>{e(t)}</code>" for t in ordered)
-                                            or "none") + "</p>")
-
-
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[:width - 1].rstrip() + "\u2026"

@@ -17,7 +17,9 @@ from harness import mine
 from harness.catalog import collect
 from harness.cli import main
 from harness.course import load_course
+from harness.mine_stage import resolve_suite
 from harness.mutants import load_mutants
+from harness.report.mine import format_text, to_gradescope, to_json_text
 
 SUITES = Path(__file__).resolve().parent / "suites"
 MODULE = load_course().module("M07.6")
@@ -56,7 +58,7 @@ def test_the_strong_suite_catches_every_bug_and_passes_every_correct_implementat
     assert strong.wrong == {}
     assert strong.verdict == "pass"
     assert caught(strong) == ALL_BUGS and len(ALL_BUGS) >= 39
-    assert "your tests catch 39 of 39 known bugs" in mine.format_text(strong)
+    assert "your tests catch 39 of 39 known bugs" in format_text(strong)
 
 
 # The worked example exposes a bug only where section 3's numbers differ under it. It misses:
@@ -70,7 +72,7 @@ WORKED_EXAMPLE_CATCHES = {"s02", "s03", "s04", "s05", "s07", "s10", "s11", "s12"
 def test_the_worked_example_suite_misses_what_its_inputs_cannot_expose(worked_example):
     assert worked_example.verdict == "pass" and worked_example.wrong == {}
     assert caught(worked_example) == WORKED_EXAMPLE_CATCHES
-    text = mine.format_text(worked_example)
+    text = format_text(worked_example)
     assert ("your tests catch 11 of 39 known bugs (9 of the chapter's 19, 2 of the extended 20)"
             in text)
     flat = " ".join(text.split())  # the report wraps long lines
@@ -83,8 +85,8 @@ def test_the_worked_example_suite_misses_what_its_inputs_cannot_expose(worked_ex
 
 def test_a_missed_bug_is_described_by_the_library_only(worked_example):
     """Hint, description and pitfall: never a mutant's code or a catalog test's name."""
-    outputs = [mine.format_text(worked_example), mine.to_json_text(worked_example),
-               mine.to_gradescope(worked_example)]
+    outputs = [format_text(worked_example), to_json_text(worked_example),
+               to_gradescope(worked_example)]
     catalog_names = [info.name for info, _ in collect(MODULE)]
     code = [line.strip() for m in load_mutants("M07.6") for edit in m.edits
             for line in edit.replace.splitlines() if len(line.strip()) >= 12]
@@ -102,7 +104,7 @@ def test_a_test_asserting_u_equal_to_r_accepts_is_reported_as_rejecting_correct_
     test = "wrong/test_wrong.py::test_u_equal_to_the_ratio_accepts"
     assert wrong.verdict == "fail"
     assert {t: {i.key for i in impls} for t, impls in wrong.wrong.items()} == {test: CORRECT}
-    text = mine.format_text(wrong)
+    text = format_text(wrong)
     assert f"WRONG  {test}" in text and "assert False" in text
     assert str(SUITES / "wrong" / "test_wrong.py") in text  # the student's path, not the snapshot's
     # It passes on s01 (u <= r) and fails elsewhere, yet it catches nothing: it is not trusted.
@@ -185,7 +187,7 @@ def test_a_hanging_test_times_out_and_the_rest_is_not_run():
     assert "ran" not in statuses and "timeout" in statuses
     assert set(statuses) <= {"timeout", "not run"}
     assert time.monotonic() - start < 15  # not 6 runs x 2 s: the first correct timeout stops it
-    assert "did not finish within 2 s" in " ".join(mine.format_text(result).split())
+    assert "did not finish within 2 s" in " ".join(format_text(result).split())
     assert caught(result) == set() and not _servers_alive()
 
 
@@ -300,7 +302,7 @@ def test_the_command_exits_1_when_tests_reject_correct_code(wrong, monkeypatch, 
 def test_usage_errors_are_one_line_and_exit_2(argv, message, monkeypatch, capsys):
     monkeypatch.setattr(mine, "run_mine", lambda *a, **k: pytest.fail("must not run"))
     if message is None:
-        assert mine.resolve_suite(argv[1], None) == SUITES
+        assert resolve_suite(argv[1], None) == SUITES
         return
     assert main(["tests", "M07.6", *argv]) == 2
     err = capsys.readouterr().err
@@ -311,4 +313,4 @@ def test_a_relative_path_is_found_in_the_workspace(tmp_path):
     (tmp_path / "python" / "tinyllm").mkdir(parents=True)
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_mine.py").write_text("def test_x():\n    pass\n")
-    assert mine.resolve_suite("tests", str(tmp_path)) == (tmp_path / "tests").resolve()
+    assert resolve_suite("tests", str(tmp_path)) == (tmp_path / "tests").resolve()

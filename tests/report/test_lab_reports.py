@@ -27,18 +27,17 @@ from harness.model import Kind, Outcome, RunResult, TestResult
 from harness.mutants import apply, load_mutants
 from harness.report import io as report_io
 from harness.report.lab import (
-    COLORS,
     DESIGNATED,
     KILLED,
     MISSED,
     SURVIVED,
     cell_state,
     lab_summary,
-    to_lab_html,
     to_lab_markdown,
     to_stryker,
     write_lab_reports,
 )
+from harness.report.lab_html import COLORS, to_lab_html
 
 SCHEMA = Path(__file__).resolve().parent.parent / "schemas" / "mutation-testing-report-schema.json"
 MODULE = "M07.6"
