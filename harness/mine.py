@@ -467,22 +467,12 @@ class _ForkServer:
                 raise _ServerGone(self._death())
 
     def _parse(self) -> dict | None:
-        if len(self.buf) < 4:
-            return None
-        size = _HEADER.unpack_from(self.buf)[0]
-        if size > MESSAGE_BYTES:
-            raise _ServerGone(f"the test server sent a message of {size} bytes")
-        if len(self.buf) < 4 + size:
-            return None
-        body = bytes(self.buf[4:4 + size])
-        del self.buf[:4 + size]
+        from harness.workerproc import BadMessage, next_message
+
         try:
-            message = json.loads(body)
-        except (ValueError, RecursionError):
-            raise _ServerGone("the test server sent something that is not a message") from None
-        if not isinstance(message, dict):
-            raise _ServerGone("the test server sent something that is not a message")
-        return message
+            return next_message(self.buf, MESSAGE_BYTES)
+        except BadMessage as exc:
+            raise _ServerGone(f"the test server sent {exc}") from None
 
     def _death(self) -> str:
         """How the server ended, read without reaping it: its pid stays ours until ``close``."""

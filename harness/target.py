@@ -219,16 +219,15 @@ class Target:
         common: dict[int, bool] = {}  # per reply object: a worker sends a repeated reply once
         results: list[Result] = []
         failed: list[BaseException] = []
+        received = 0
 
         def take(replies: Sequence[Reply]) -> None:
-            if failed:
-                return
-            if len(results) + len(replies) > len(calls):
-                failed.append(TargetCrashed(f"{fn}: the worker answered more than {len(calls)} calls"))
-                return
+            nonlocal received
+            start, received = received, received + len(replies)
+            if failed or received > len(calls):
+                return  # the count is checked once the batch is complete
             try:
-                for reply in replies:
-                    args = calls[len(results)]
+                for args, reply in zip(calls[start:received], replies):
                     plain = common.get(id(reply))
                     if plain is None:
                         plain = common[id(reply)] = (
@@ -247,12 +246,12 @@ class Target:
         except TargetEscape as exc:
             self.escape = self.escape or exc
             raise
+        if received != len(calls):
+            self._escape(TargetCrashed(f"{fn}: the worker answered {received} of {len(calls)} calls"))
         if failed:
             if isinstance(failed[0], TargetEscape):
                 self._escape(failed[0])
             raise failed[0]
-        if len(results) != len(calls):
-            self._escape(TargetCrashed(f"{fn}: the worker answered {len(results)} of {len(calls)} calls"))
         return results
 
     def _stream(self, fn: str, calls: list[tuple], kwargs: dict,

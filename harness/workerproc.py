@@ -87,6 +87,34 @@ def describe_death(returncode: int | None, limits: Limits) -> tuple[str, str]:
             "did the code call os._exit, or break the worker?")
 
 
+class BadMessage(Exception):
+    """What arrived where a length-prefixed JSON object was due; the text says what it was."""
+
+
+def next_message(buf: bytearray, limit: int) -> dict | None:
+    """The next length-prefixed JSON object of ``buf``, removed from it; None until one is whole.
+
+    ``BadMessage``, saying what came instead: a frame over ``limit`` bytes, or data that is not a JSON
+    object. Untrusted input (the isolated worker's, ``harness.mine``'s test server's).
+    """
+    if len(buf) < 4:
+        return None
+    size = _HEADER.unpack_from(buf)[0]
+    if size > limit:
+        raise BadMessage(f"a message of {size} bytes (the limit is {limit})")
+    if len(buf) < 4 + size:
+        return None
+    body = bytes(buf[4:4 + size])
+    del buf[:4 + size]
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        raise BadMessage(f"data that is not a message ({type(exc).__name__})") from None
+    if not isinstance(message, dict):
+        raise BadMessage("a message that is not an object")
+    return message
+
+
 def worker_env(home: str) -> dict[str, str]:
     env = {
         "PATH": "/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
@@ -223,24 +251,10 @@ class WorkerProcess:
                 raise Died() from None
 
     def _parse(self) -> dict | None:
-        if len(self.buf) < 4:
-            return None
-        size = _HEADER.unpack_from(self.buf)[0]
-        if size > MAX_MESSAGE:
-            raise MalformedReply(f"the worker sent a message of {size} bytes "
-                                 f"(the limit is {MAX_MESSAGE})")
-        if len(self.buf) < 4 + size:
-            return None
-        body = bytes(self.buf[4:4 + size])
-        del self.buf[:4 + size]
         try:
-            message = json.loads(body)
-        except (ValueError, RecursionError) as exc:
-            raise MalformedReply("the worker sent data that is not a message "
-                                 f"({type(exc).__name__})") from None
-        if not isinstance(message, dict):
-            raise MalformedReply("the worker sent a message that is not an object")
-        return message
+            return next_message(self.buf, MAX_MESSAGE)
+        except BadMessage as exc:
+            raise MalformedReply(f"the worker sent {exc}") from None
 
     def recv(self, deadline: float) -> dict:
         """The next message; ``Hung`` at the deadline, ``Died`` when the worker is gone."""

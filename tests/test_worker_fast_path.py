@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.codec import decode, encode, invoke, invoke_immutable, plain_key
+from harness.codec import Reply, decode, encode, invoke, invoke_immutable, plain_key
 from harness.isolation import IsolatedTarget
-from harness.target import InProcessTarget
+from harness.target import ContractViolation, InProcessTarget, Target, TargetCrashed
 
 SOURCE = '''
 import numpy as np
@@ -50,9 +50,13 @@ def fails(x):
     if x > 1:
         raise ValueError(f"x = {x} is too large")
     return x
+
+
+def odd_one(i):
+    return np.float32(0.5) if i == 300 else 0.5
 '''
-FUNCTIONS = ("echo", "pair", "zeros", "kinds", "counted", "fails")
-RETURNS = {"zeros": "float"}
+FUNCTIONS = ("echo", "pair", "zeros", "kinds", "counted", "fails", "odd_one")
+RETURNS = {"zeros": "float", "odd_one": "float"}
 
 
 def test_plain_key_tells_apart_what_encodes_apart():
@@ -143,3 +147,33 @@ def test_a_shared_tuple_argument_is_the_same_for_every_call(targets):
     isolated, _ = targets
     p = (0.5, 0.5)
     assert [r.value for r in isolated.map("echo", [(p,)] * 3)] == [p] * 3
+
+
+def test_a_wrong_type_mid_batch_fails_after_the_batch_and_the_worker_lives_on(targets):
+    isolated, _ = targets
+    isolated.import_status()
+    pid = isolated._worker.proc.pid
+    with pytest.raises(ContractViolation, match=r"odd_one\(300\) returned a numpy.float32"):
+        isolated.map("odd_one", [(i,) for i in range(600)])  # 600 replies: three chunks of 256
+    assert isolated._worker.proc.pid == pid and isolated.call("odd_one", 1) == 0.5
+
+
+class Miscounting(Target):
+    """A target whose transport answers ``extra`` calls more (or fewer) than it was sent."""
+
+    kind = "test"
+
+    def __init__(self, extra: int) -> None:
+        super().__init__("miscounting", ("f",), {})
+        self.extra = extra
+
+    def _replies(self, fn, calls, kwargs):
+        return [Reply("returned", value=1.0)] * (len(calls) + self.extra)
+
+
+@pytest.mark.parametrize("extra,said", [(1, "answered 4 of 3 calls"), (-1, "answered 2 of 3 calls")])
+def test_a_transport_that_miscounts_is_a_crash(extra, said):
+    target = Miscounting(extra)
+    with pytest.raises(TargetCrashed, match=said):
+        target.map("f", [(1,), (2,), (3,)])
+    assert isinstance(target.escape, TargetCrashed)

@@ -5,11 +5,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 
 from harness.errors import HarnessError
 from harness.model import RunResult
+from harness.report.common import json_text
 from harness.report.gradescope import to_gradescope
 from harness.report.json_report import to_json_text
 from harness.report.junit import to_junit
@@ -25,7 +25,7 @@ def _json(results: Sequence[RunResult]) -> str:
     """One run: its object; several: an array of them (still one JSON document)."""
     if len(results) == 1:
         return to_json_text(results[0])
-    return json.dumps([r.to_json() for r in results], indent=2, ensure_ascii=False) + "\n"
+    return json_text([r.to_json() for r in results])
 
 
 def _one(one: Callable[[RunResult], str], fmt: str) -> Callable[[Sequence[RunResult]], str]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import html
 import io
-import json
 import tokenize
 from pathlib import Path
 from types import SimpleNamespace
@@ -20,7 +19,7 @@ from harness import __version__
 from harness.audit.equivalents import skeleton
 from harness.audit.mutmut_result import MutmutAudit, MutmutRow
 from harness.course import REFERENCE_PYTHON, REPO_ROOT
-from harness.report.common import md_cell
+from harness.report.common import json_text, md_cell
 from harness.report.io import write_reports
 from harness.report.lab import _stryker_test_files, position
 
@@ -34,16 +33,12 @@ def write_mutmut_reports(audit: MutmutAudit, out: Path | None = None) -> list[Pa
     """``audit-mutmut-<m>.json``, ``mutation-report-mutmut-<m>.json``, ``.md`` and ``.html``."""
     m = audit.module
     documents = {
-        f"audit-mutmut-{m}.json": _json(audit.to_json()),
-        f"mutation-report-mutmut-{m}.json": _json(to_stryker(audit)),
+        f"audit-mutmut-{m}.json": json_text(audit.to_json()),
+        f"mutation-report-mutmut-{m}.json": json_text(to_stryker(audit)),
         f"audit-mutmut-{m}.md": to_markdown(audit),
         f"audit-mutmut-{m}.html": to_html(audit),
     }
     return write_reports(documents, out)
-
-
-def _json(data: dict[str, Any]) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 # -- Stryker ----------------------------------------------------------------------------------------

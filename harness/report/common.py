@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from harness.model import Outcome, RunResult, TestResult
 
 # Plain markers (no emoji): they read the same in a terminal, a CI log and a step summary.
@@ -12,6 +15,11 @@ MARKERS = {
     Outcome.TIMEOUT: "TIMEOUT",
     Outcome.CRASHED: "CRASH",
 }
+
+
+def json_text(data: Any, *, allow_nan: bool = True) -> str:
+    """A JSON report's text: indent 2, non-ASCII kept, a trailing newline."""
+    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=allow_nan) + "\n"
 
 
 def summary_line(result: RunResult) -> str:

@@ -7,10 +7,8 @@ Field names follow Gradescope's autograder specification (top level: ``score``, 
 
 from __future__ import annotations
 
-import json
-
 from harness.model import RunResult, TestResult
-from harness.report.common import MARKERS, failure_text, summary_line
+from harness.report.common import MARKERS, failure_text, json_text, summary_line
 
 VISIBILITY = "visible"  # students see every test: the catalog is published (``ol tests``)
 
@@ -23,7 +21,7 @@ def to_gradescope(result: RunResult) -> str:
         "output": _overall(result),
         "tests": [_test(t) for t in result.tests],
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return json_text(doc)
 
 
 def _overall(result: RunResult) -> str:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
-
 from harness.model import RunResult
+from harness.report.common import json_text
 
 
 def to_json_text(result: RunResult) -> str:
@@ -13,4 +12,4 @@ def to_json_text(result: RunResult) -> str:
     Round-trips: ``RunResult.from_json(json.loads(to_json_text(r)))`` equals ``r`` up to the
     rounding of durations to microseconds.
     """
-    return json.dumps(result.to_json(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return json_text(result.to_json(), allow_nan=False)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ast
 import inspect
-import json
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from harness.course import REFERENCE_PYTHON, REPO_ROOT, Module, load_course
 from harness.errors import HarnessError
 from harness.lab import LabResult, MutantRow
 from harness.mutants import Mutant, apply
-from harness.report.common import md_cell
+from harness.report.common import json_text, md_cell
 from harness.report.io import write_reports
 
 # The lab's verdict needs every mutant killed, so only 100 % is green; below 80 % is red.
@@ -48,16 +47,12 @@ def write_lab_reports(result: LabResult, out: Path | None = None) -> list[Path]:
 
     m = result.module
     documents = {
-        f"lab-{m}.json": _json_text(result.to_json()),
-        f"mutation-report-{m}.json": _json_text(to_stryker(result)),
+        f"lab-{m}.json": json_text(result.to_json()),
+        f"mutation-report-{m}.json": json_text(to_stryker(result)),
         f"lab-{m}.md": to_lab_markdown(result),
         f"lab-{m}.html": to_lab_html(result),
     }
     return write_reports(documents, out)
-
-
-def _json_text(data: dict[str, Any]) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 # -- what every format shares -------------------------------------------------------------------

@@ -7,10 +7,10 @@ and its hint.
 
 from __future__ import annotations
 
-import json
 import textwrap
 
 from harness.mine import Implementation, MineResult, pitfall_table
+from harness.report.common import json_text
 from harness.report.gradescope import VISIBILITY
 
 
@@ -100,7 +100,7 @@ def _correct_section(result: MineResult) -> list[str]:
 
 
 def to_json_text(result: MineResult) -> str:
-    return json.dumps(result.to_json(), indent=2, ensure_ascii=False) + "\n"
+    return json_text(result.to_json())
 
 
 def to_gradescope(result: MineResult) -> str:
@@ -120,4 +120,4 @@ def to_gradescope(result: MineResult) -> str:
                       "max_score": 1, "status": "passed" if caught_by else "failed",
                       "output": output, "visibility": VISIBILITY})
     doc = {"score": result.caught, "max_score": len(result.mutants), "output": text, "tests": tests}
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return json_text(doc)

@@ -10,13 +10,12 @@ reports are still written and the summary says how to get the plot.
 from __future__ import annotations
 
 import io
-import json
 import textwrap
 from pathlib import Path
 
 from harness.audit.analytic import TARGET_POWER
 from harness.audit.power_result import MutantPower, PowerAudit, TestPower
-from harness.report.common import md_cell
+from harness.report.common import json_text, md_cell
 from harness.report.io import default_reports_dir, write_atomic
 
 
@@ -25,7 +24,7 @@ def write_power_reports(audit: PowerAudit, out: Path | None = None) -> tuple[lis
     base = Path(out) if out is not None else default_reports_dir()
     m = audit.module
     documents: dict[str, str | bytes] = {
-        f"audit-power-{m}.json": json.dumps(audit.to_json(), indent=2) + "\n",
+        f"audit-power-{m}.json": json_text(audit.to_json()),
         f"audit-power-{m}.md": to_markdown(audit),
     }
     note = ""

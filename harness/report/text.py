@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
 from harness.course import Module
 from harness.errors import HarnessError
 from harness.model import CaseInfo, RunResult, TestResult
-from harness.report.common import failure_text, md_cell, milliseconds, summary_line
+from harness.report.common import (
+    failure_text,
+    json_text,
+    md_cell,
+    milliseconds,
+    summary_line,
+)
 
 # What each rung of the course asks of the student; the chapter names the rung of every module.
 RUNGS = {
@@ -100,7 +105,7 @@ def _catalog_json(module: Module, infos: list[CaseInfo]) -> str:
         "tests": [i.to_json() for i in infos],
         "pitfalls": {str(p): module.pitfall_text(p) for p in used},
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return json_text(doc)
 
 
 def _catalog_markdown(module: Module, infos: list[CaseInfo]) -> str:
