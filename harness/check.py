@@ -34,7 +34,7 @@ class CheckRequest:
     target: str = "student"  # "student" | "reference" | a mutant id
     ref_deps: bool = False
     pattern: str | None = None
-    limits: object | None = None  # harness.isolation.Limits
+    limits: object | None = None  # harness.sandbox.isolated.Limits
 
 
 def import_lazily_used(module: Module) -> None:
@@ -54,7 +54,7 @@ def isolated_target(ws: Workspace, module: Module, course: Course, ref_deps: boo
     whole catalog is about to run, the parent meanwhile imports what its tests will need anyway
     (scipy.stats for the chi-square: about 1 s), instead of waiting idle for the worker first.
     """
-    from harness.isolation import IsolatedTarget
+    from harness.sandbox.isolated import IsolatedTarget
 
     overlay = prepare_overlay(ws, module, course, ref_deps)
     target = None

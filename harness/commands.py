@@ -67,7 +67,7 @@ def cmd_start(args: argparse.Namespace) -> int:
 # -- ol check ----------------------------------------------------------------------------------------
 
 def _limits(args: argparse.Namespace):
-    from harness.isolation import Limits
+    from harness.sandbox.isolated import Limits
 
     fields = {}
     if args.timeout is not None:

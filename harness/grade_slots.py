@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness import proctree
+from harness.sandbox import proctree
 
 RECYCLE_AFTER = 100  # submissions per slot process, then a fresh one
 START_TIMEOUT_S = 120.0  # interpreter, numpy, scipy, the catalog: a few seconds on a quiet machine
@@ -45,7 +45,7 @@ def grade_workspace(module_id: str, root: str, ref_deps: bool, limits: dict[str,
     """
     from harness.check import CheckRequest, run_check
     from harness.errors import HarnessError
-    from harness.isolation import Limits
+    from harness.sandbox.isolated import Limits
     from harness.workspace import resolve_workspace
 
     start = time.perf_counter()

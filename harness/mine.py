@@ -141,7 +141,7 @@ def _prctl(option: int, value: int) -> None:
 
 def serve(argv: list[str]) -> None:
     """The fork server's main: limits and hardening first, then the imports, then the runs."""
-    from harness import worker
+    from harness.sandbox import worker
 
     request_fd, reply_fd, config = int(argv[0]), int(argv[1]), json.loads(argv[2])
     # As the isolated worker, before any thread starts (in a PID namespace this process is then
@@ -189,7 +189,7 @@ class _Forks:
     """The server's loop: fork a child per request, collect its report, say when it is done."""
 
     def __init__(self, channel: Any, request_fd: int, config: dict) -> None:
-        from harness.proctree import kill_tree
+        from harness.sandbox.proctree import kill_tree
 
         self.channel, self.request_fd, self.config = channel, request_fd, config
         self.kill_tree = kill_tree  # held before any run: a run cannot swap it
@@ -377,8 +377,8 @@ class _ForkServer:
     """The parent's handle on the fork server: its pipes, its output and its whole process tree."""
 
     def __init__(self, config: dict, limits: Any, jobs: int) -> None:
-        from harness import proctree
-        from harness.workerproc import Output, drain_output, worker_env
+        from harness.sandbox import proctree
+        from harness.sandbox.supervisor import Output, drain_output, worker_env
 
         proctree.become_subreaper()  # orphans of the runs re-parent to us: found, killed, reaped
         self.limits, self.home = limits, tempfile.mkdtemp(prefix="ol-mine-")
@@ -467,7 +467,7 @@ class _ForkServer:
                 raise _ServerGone(self._death())
 
     def _parse(self) -> dict | None:
-        from harness.workerproc import BadMessage, next_message
+        from harness.sandbox.supervisor import BadMessage, next_message
 
         try:
             return next_message(self.buf, MESSAGE_BYTES)
@@ -476,7 +476,7 @@ class _ForkServer:
 
     def _death(self) -> str:
         """How the server ended, read without reaping it: its pid stays ours until ``close``."""
-        from harness.workerproc import describe_death
+        from harness.sandbox.supervisor import describe_death
 
         code, deadline = None, time.monotonic() + 0.5
         while code is None and time.monotonic() < deadline:
@@ -490,7 +490,7 @@ class _ForkServer:
 
     def close(self) -> None:
         """Kill and reap the server and everything it started; remove its directory."""
-        from harness import proctree
+        from harness.sandbox import proctree
 
         members = proctree.kill_tree(self.proc.pid, include_root=True)
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -598,7 +598,7 @@ def _follow(message: dict, flights: dict[int, _Flight]) -> _Flight | None:
 
 def judge_report(message: dict, limits: Any, paths: tuple[str, str] = ("", "")) -> Run:
     """A child's ``done`` message as a Run: only a complete, well-formed report counts as ran."""
-    from harness.workerproc import describe_death
+    from harness.sandbox.supervisor import describe_death
 
     def shown(text: str) -> str:
         return text.replace(paths[0], paths[1]) if paths[0] else text
@@ -759,7 +759,7 @@ def run_mine(module: Module, suite: Path, jobs: int | None = None, limits: Any =
              run_limit_s: float = RUN_LIMIT_S, mutant_ids: list[str] | None = None,
              progress: Callable[[int, int, str], None] | None = None) -> MineResult:
     """The suite at ``suite`` against every implementation of ``module``: the verdict."""
-    from harness.workerproc import Limits
+    from harness.sandbox.supervisor import Limits
 
     start = time.perf_counter()
     impls = implementations(module, mutant_ids)

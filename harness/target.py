@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.codec import (
+from harness.sandbox.codec import (
     Handle,
     Opaque,
     RemoteError,

@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.codec import MalformedReply, RemoteError
+from harness.sandbox.codec import MalformedReply, RemoteError
 from harness.course import REFERENCE_PYTHON, load_course
-from harness.isolation import ImportProblem, IsolatedTarget, Limits
+from harness.sandbox.isolated import ImportProblem, IsolatedTarget, Limits
 from harness.sources import PCGSource, ScriptedSource
 from harness.target import (
     ContractViolation,
@@ -397,8 +397,8 @@ def test_the_harness_files_and_network_are_out_of_reach(target: IsolatedTarget,
 
 def test_a_chunk_may_share_only_immutable_replies() -> None:
     """A repeated small reply is sent once; a mutable one shared by two calls is refused."""
-    from harness.codec import encode
-    from harness.isolation import _chunk
+    from harness.sandbox.codec import encode
+    from harness.sandbox.isolated import _chunk
 
     def reply(value: object) -> dict:
         return {"status": "returned", "value": encode(value), "mutated": [], "draws": []}

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.codec import Reply, decode, encode, invoke, invoke_immutable, plain_key
-from harness.isolation import IsolatedTarget
+from harness.sandbox.codec import Reply, decode, encode, invoke, invoke_immutable, plain_key
+from harness.sandbox.isolated import IsolatedTarget
 from harness.target import ContractViolation, InProcessTarget, Target, TargetCrashed
 
 SOURCE = '''

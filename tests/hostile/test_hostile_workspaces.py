@@ -50,7 +50,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import proctree
+from harness.sandbox import proctree
 from harness.catalog import collect
 from harness.course import REPO_ROOT, load_course
 
@@ -247,7 +247,7 @@ def _ol_reach_out():
                 could.append(d)
             except OSError:
                 pass
-    for path in (repo + "/harness/catalogs/m07_6/test_catalog.py", repo + "/harness/codec.py",
+    for path in (repo + "/harness/catalogs/m07_6/test_catalog.py", repo + "/harness/sandbox/codec.py",
                  repo + "/reference/python/tinyllm/prob/rejection.py"):
         try:
             with open(path, "a") as f:
@@ -372,7 +372,7 @@ CASES = [
              import importlib
              import sys
 
-             for name in ("harness.codec", "harness.target", "harness.isolation"):
+             for name in ("harness.sandbox.codec", "harness.target", "harness.sandbox.isolated"):
                  module = sys.modules.get(name)
                  try:
                      module = module or importlib.import_module(name)
@@ -454,7 +454,7 @@ DRIVER = """
 import json, sys
 from harness import commands
 from harness.cli import main
-from harness.isolation import Limits
+from harness.sandbox.isolated import Limits
 limits = Limits(**json.loads(sys.argv[1]))
 commands._limits = lambda args: limits
 sys.exit(main(sys.argv[2:]))
@@ -504,7 +504,7 @@ def children_of_this_process() -> set[int]:
 
 def sandbox_state(tmp: Path) -> tuple[bool, bool]:
     """Whether a worker here is sandboxed (read-only file system) and contained (PID namespace)."""
-    from harness.isolation import IsolatedTarget
+    from harness.sandbox.isolated import IsolatedTarget
 
     prob = tmp / "python" / "probe" / "prob"
     prob.mkdir(parents=True)

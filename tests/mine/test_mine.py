@@ -170,7 +170,7 @@ def test_a_server_that_dies_fails_closed_and_leaves_no_process():
 
 def test_the_server_is_hardened_as_the_isolated_worker(strong):
     from harness.course import REFERENCE_PYTHON
-    from harness.isolation import IsolatedTarget
+    from harness.sandbox.isolated import IsolatedTarget
 
     course = load_course()
     with IsolatedTarget("reference", REFERENCE_PYTHON, MODULE.import_name, MODULE.functions,
@@ -254,7 +254,7 @@ GOOD = {"format": 1, "finished": True, "exit": 1, "errors": [],
     (_done({**GOOD, "errors": ["t.py: ImportError"]}), "collection error"),
 ])
 def test_only_a_complete_well_formed_report_counts_as_ran(message, status):
-    from harness.workerproc import Limits
+    from harness.sandbox.supervisor import Limits
 
     assert mine.judge_report(message, Limits()).status == status
 

@@ -1,6 +1,6 @@
-"""One worker process seen from the parent: spawn, framing, death, kill (for ``harness.isolation``).
+"""One worker process seen from the parent: spawn, framing, death, kill (for ``harness.sandbox.isolated``).
 
-A ``WorkerProcess`` owns the process started as ``python -I harness/worker.py``, its two protocol
+A ``WorkerProcess`` owns the process started as ``python -I harness/sandbox/worker.py``, its two protocol
 pipes (length-prefixed JSON), the pipe that carries the student's stdout and stderr (drained in a
 thread, capped), the shared progress page that names the call in progress, its temporary
 directory and its pids cgroup. It knows nothing of targets, calls or replies: ``recv`` returns
@@ -28,11 +28,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import proctree
-from harness.codec import MalformedReply
-from harness.course import PACKAGE_DIR, REPO_ROOT
+from harness.sandbox import proctree
+from harness.sandbox.codec import MalformedReply
+from harness.course import REPO_ROOT
 
-WORKER_SCRIPT = PACKAGE_DIR / "worker.py"
+WORKER_SCRIPT = Path(__file__).resolve().parent / "worker.py"
 MAX_MESSAGE = 32 << 20  # a chunk is flushed at 1 MiB; one reply of a 100000-element array is ~1 MiB
 _HEADER = struct.Struct(">I")
 _F_SETPIPE_SZ = 1031

@@ -1,6 +1,6 @@
 """Untrusted code in a worker process with limits: the parent side of the trust boundary.
 
-``IsolatedTarget`` starts ``harness/worker.py`` at construction, so the worker's start-up (an
+``IsolatedTarget`` starts ``harness/sandbox/worker.py`` at construction, so the worker's start-up (an
 interpreter, numpy, the student's import) overlaps with the parent's own work. Each ``map`` is one
 request, written in frames while the first calls already run; the worker streams the encoded
 replies back in chunks, and the parent decodes them with ``codec.decode_reply`` only (no pickle,
@@ -16,8 +16,8 @@ call, never a value:
 After any of these the next call starts a fresh worker. The worker runs with resource limits,
 without capabilities, and (as root) without network, in a PID namespace and a pids cgroup of its
 own, with a read-only view of the file system but for its temporary directory; whatever it forks
-is killed after every request and on ``close`` (``harness.proctree``). The process itself, its
-pipes and its death are ``harness.workerproc``. Not thread-safe: one target per thread.
+is killed after every request and on ``close`` (``harness.sandbox.proctree``). The process itself, its
+pipes and its death are ``harness.sandbox.supervisor``. Not thread-safe: one target per thread.
 """
 
 from __future__ import annotations
@@ -36,12 +36,12 @@ from typing import Any, Self
 
 import numpy as np
 
-from harness import proctree
-from harness.codec import MalformedReply, Reply, decode_reply, encode
+from harness.sandbox import proctree
+from harness.sandbox.codec import MalformedReply, Reply, decode_reply, encode
 from harness.sources import RecordingSource, ScriptedSource
 from harness.target import Target, TargetCrashed, TargetTimedOut, show_args
-from harness.worker import CHUNK_S
-from harness.workerproc import Died, Hung, Limits, Output, WorkerProcess, describe_death
+from harness.sandbox.worker import CHUNK_S
+from harness.sandbox.supervisor import Died, Hung, Limits, Output, WorkerProcess, describe_death
 
 __all__ = ["ImportProblem", "IsolatedTarget", "Limits", "describe_death"]
 

@@ -1,7 +1,7 @@
 """The isolated worker: imports a student's module and answers call requests from the parent.
 
-Started only by ``harness.isolation`` as
-``python -I harness/worker.py REQUEST_FD REPLY_FD PROGRESS_FD CONFIG_JSON``.
+Started only by ``harness.sandbox.isolated`` as
+``python -I harness/sandbox/worker.py REQUEST_FD REPLY_FD PROGRESS_FD CONFIG_JSON``.
 
 Order matters, because the student's code runs in this process:
 
@@ -10,7 +10,7 @@ Order matters, because the student's code runs in this process:
    its own (this process stays outside as a shim that mirrors how PID 1 ends), dropped
    capabilities and ``no_new_privs`` (cgroup and namespaces need root; without them the worker
    runs with the limits only, and says so in its ``ready`` message);
-2. the harness functions this loop needs are captured (``harness.codec``, ``harness.sources``)
+2. the harness functions this loop needs are captured (``harness.sandbox.codec``, ``harness.sources``)
    with only the repository root on ``sys.path``, then the harness's modules are dropped from
    ``sys.modules``, so a student package named ``harness`` or a monkey-patch of what
    ``sys.modules`` holds cannot replace what the loop already holds (``_forget_harness``);
@@ -296,7 +296,8 @@ class Server:
     """Answers ``call`` requests with the harness functions captured before the student's import."""
 
     def __init__(self, channel: Channel, progress_fd: int) -> None:
-        from harness import codec, sources
+        from harness import sources
+        from harness.sandbox import codec
 
         self.channel = channel
         self.invoke, self.decode, self.encode_error = codec.invoke, codec.decode, codec.encode_error
@@ -476,7 +477,7 @@ def _forget_harness() -> None:
     """Drop the harness's modules from ``sys.modules`` once the server holds what it needs.
 
     The captured functions keep their own module dictionaries; without this, code that patched
-    ``sys.modules["harness.codec"]`` (its aliasing or in-place checks, say) would change what the
+    ``sys.modules["harness.sandbox.codec"]`` (its aliasing or in-place checks, say) would change what the
     loop calls. Importing ``harness`` again now gives a fresh copy that nothing here uses. (A
     determined student can still walk the stack to the live ones: see docs/isolation.md.)
     """
