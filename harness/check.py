@@ -14,7 +14,7 @@ from pathlib import Path
 from harness.course import Course, Module, load_course
 from harness.errors import HarnessError
 from harness.model import RunResult, TestResult
-from harness.runner import run_catalog
+from harness.runner import IN_PROCESS_TEST_LIMIT_S, run_catalog
 from harness.target import Target
 from harness.workspace import (
     Workspace,
@@ -104,7 +104,9 @@ def run_check(request: CheckRequest, ws: Workspace | None,
     module = course.module(request.module_id)
     label = str(ws.root) if ws is not None else request.target
     with open_target(request, ws) as target:
-        limit = None if request.target == "student" else 60.0  # the worker enforces its own limits
+        # The worker enforces its own limits; in process, the runner's alarm bounds each test.
+        limit = None if request.target == "student" else getattr(
+            request.limits, "test_timeout_s", IN_PROCESS_TEST_LIMIT_S)
         result = run_catalog(module, target, label, request.pattern, limit, on_result)
     if not result.tests:
         raise HarnessError(f"-k {request.pattern!r} selects no test of {module.id}",

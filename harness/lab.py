@@ -168,7 +168,7 @@ def _run_one(mutant_id: str) -> dict[str, Any]:
             results.append(TestResult(info.name, info.kind, Outcome.PASSED, 0.0,
                                       f"not run: never calls {mutant.function} (coverage)"))
         else:
-            results.append(run_case(module, info, fn, target, LAB_TEST_LIMIT_S))
+            results.append(run_case(module, info, fn, target, _POOL_STATE["test_limit_s"]))
     return RunResult(module.id, "mutant", target.label, tuple(results),
                      time.perf_counter() - start).to_json()
 
@@ -183,18 +183,19 @@ def _check_all_apply(mutants: list[Mutant], module: Module) -> None:
 
 def run_lab(module_id: str, jobs: int | None = None,
             progress: Callable[[int, int, str], None] | None = None,
-            exhaustive: bool = False) -> LabResult:
+            exhaustive: bool = False, test_limit_s: float = LAB_TEST_LIMIT_S) -> LabResult:
     """The reference, then every mutant of ``module_id``, each against the whole catalog.
 
     ``exhaustive`` runs every cell of the matrix; otherwise the cells of tests that never reach
     the mutated function are filled in from the reference's coverage (the same matrix, faster).
+    ``test_limit_s`` bounds each cell: a mutant that loops fails that cell with a time-out.
     """
     start = time.perf_counter()
     module = load_course().module(module_id)
     mutants = load_mutants(module_id)
     _check_all_apply(mutants, module)
     if exhaustive:
-        reference = run_catalog(module, reference_target(module), "reference", limit=LAB_TEST_LIMIT_S)
+        reference = run_catalog(module, reference_target(module), "reference", limit=test_limit_s)
         coverage = None
     else:  # one run gives the reference's verdicts and what each test reaches
         reference, coverage = reference_run_with_coverage(module)
@@ -205,7 +206,7 @@ def run_lab(module_id: str, jobs: int | None = None,
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(mutants) or 1))
     results: dict[str, RunResult] = {}
     _POOL_STATE.update(module=module, mutants={m.id: m for m in mutants},
-                       coverage=coverage)
+                       coverage=coverage, test_limit_s=test_limit_s)
     try:
         if jobs == 1:
             for i, m in enumerate(mutants):

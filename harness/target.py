@@ -1,8 +1,9 @@
 """What a catalog test calls: a target (the reference, a mutant, or a student's isolated worker).
 
-A student's worker answers through ``codec.invoke`` and ``codec.decode_reply`` (plain data only);
-our own in-process code through ``codec.invoke_direct``; both then pass the same contract checks here: return types, arguments changed in place, results that
-alias an argument. A test never learns which kind of target it calls. Anything that looks like an
+Every call, in a student's worker or in this process (the reference, a mutant), goes through the
+one call path ``harness.sandbox.invoke``; a worker's replies cross as plain data
+(``codec.decode_reply``). Every reply then passes the same contract checks here: return types,
+arguments changed in place, results that alias an argument. A test never learns which kind of target it calls. Anything that looks like an
 escape (exit, crash, time-out, malformed data) is recorded, and the runner fails the test
 whatever the test itself concluded: verdicts fail closed.
 """
@@ -18,15 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from harness.sandbox.codec import (
-    Handle,
-    Opaque,
-    RemoteError,
-    Reply,
-    aliases,
-    invoke_direct,
-    remote_error,
-)
+from harness.sandbox.codec import Handle, Opaque, RemoteError, Reply
+from harness.sandbox.invoke import RETURNED, answer, call, invoke
 from harness.sources import RecordingSource
 
 # Exceptions rebuilt as themselves in the test, so ``pytest.raises(ValueError)`` reads naturally.
@@ -68,6 +62,10 @@ class TargetCrashed(TargetEscape):
 
 class TargetTimedOut(TargetEscape):
     outcome = "timeout"
+
+
+# Never an answer of in-process code: the runner's alarm and the user's Ctrl-C stop the call.
+IN_PROCESS_PASSTHROUGH = (TargetEscape, KeyboardInterrupt)
 
 
 @dataclass
@@ -336,7 +334,7 @@ class InProcessTarget(Target):
             # Fresh copies, as an isolated worker gets: the test's own data stays untouched.
             args = tuple(a.copy() if isinstance(a, np.ndarray) else
                          list(a) if type(a) is list else a for a in args)
-            replies.append(invoke_direct(func, args, kwargs))
+            replies.append(invoke(func, args, kwargs, IN_PROCESS_PASSTHROUGH))
         return replies
 
     def map(self, fn: str, calls: Sequence[tuple], **kwargs: Any) -> list[Result]:
@@ -357,18 +355,11 @@ class InProcessTarget(Target):
             if not all(type(a) in _IMMUTABLE_ARGS for a in plain_args):
                 append(super().map(fn, [args])[0])
                 continue
-            try:
-                value = func(*args)
-            except SystemExit as exc:
-                reply = Reply("exited", error=remote_error(exc))
-            except BaseException as exc:  # noqa: BLE001 - an answer of the code under test
-                reply = Reply("raised", error=remote_error(exc))
-            else:
-                if _plain(value) and fits(value):
-                    append(Result(args, value=value))
-                    continue
-                reply = Reply("returned", value=value, aliased=aliases(value, args))
-            append(self._check(fn, args, {}, reply))
+            status, value = call(func, args, {}, IN_PROCESS_PASSTHROUGH)
+            if status == RETURNED and _plain(value) and fits(value):
+                append(Result(args, value=value))
+                continue
+            append(self._check(fn, args, {}, answer(status, value, args)))
         return results
 
 

@@ -1,6 +1,6 @@
 """The worker's lean path for calls on immutable arguments: the same answers as the general one.
 
-``codec.invoke_immutable`` shares one reply between calls with equal plain results; ``plain_key``
+``invoke.invoke_immutable`` shares one reply between calls with equal plain results; ``plain_key``
 must therefore never call two different encodings equal (-0.0 and 0.0, True and 1, 1 and 1.0,
 numpy and Python scalars), and the parent must see exactly what an in-process call returns.
 """
@@ -15,7 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.sandbox.codec import Reply, decode, encode, invoke, invoke_immutable, plain_key
+from harness.sandbox.codec import Reply, decode, encode, plain_key
+from harness.sandbox.invoke import invoke_encoded as invoke
+from harness.sandbox.invoke import invoke_immutable
 from harness.sandbox.isolated import IsolatedTarget
 from harness.target import ContractViolation, InProcessTarget, Target, TargetCrashed
 

@@ -3,20 +3,22 @@
 What crosses from code under test to the process that decides a verdict is only this data:
 numbers, bools, numeric arrays (dtype, shape and bytes), tuples, lists, exception type and
 message, and the *name* of any other class. It is decoded without pickle or eval. In-process
-targets go through the same encode/decode, so every target kind is judged by the same rules.
+targets skip the encoding (their values are ours), but every target's calls go through
+``harness.sandbox.invoke`` and every reply through the same contract checks (``harness.target``).
+Every text that crosses is made valid Unicode (a lone surrogate becomes ``\\ud800``), so no
+writer of a report can fail on it.
 """
 
 from __future__ import annotations
 
 import base64
 import math
-import operator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from harness.sources import RecordingSource, draw_count, source_from_spec
+from harness.sources import RecordingSource, source_from_spec
 
 MAX_DEPTH = 8
 MAX_ITEMS = 100_000
@@ -82,6 +84,18 @@ def _class_name(obj: object) -> str:
     return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
 
 
+def clean_text(text: str, limit: int = MAX_TEXT) -> str:
+    """``text`` cut at ``limit`` characters and made encodable: a lone surrogate (which no UTF-8
+    writer accepts) is shown as its escape."""
+    if len(text) > limit:
+        text = text[:limit] + "... [cut]"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
 def _text(obj: object) -> str:
     try:
         text = str(obj)
@@ -89,7 +103,7 @@ def _text(obj: object) -> str:
         text = "<unprintable>"
     if not isinstance(text, str):
         return "<unprintable>"
-    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + "... [cut]"
+    return clean_text(str.__str__(text))
 
 
 def encode(value: object, depth: int = 0) -> dict:
@@ -124,12 +138,39 @@ def encode(value: object, depth: int = 0) -> dict:
     return {"t": "object", "cls": _class_name(value)}
 
 
-def encode_error(exc: BaseException) -> dict:
+def error_info(exc: BaseException) -> tuple[str, tuple[str, ...], str]:
+    """An exception's class name, the names of its classes in method resolution order, its message."""
     mro = []
     for klass in type(exc).__mro__:
         name = getattr(klass, "__name__", "?")
-        mro.append(name if isinstance(name, str) else "?")
-    return {"type": mro[0], "mro": mro, "message": _text(exc)}
+        mro.append(clean_text(str.__str__(name), 100) if isinstance(name, str) else "?")
+    return mro[0], tuple(mro), _text(exc)
+
+
+def encode_error(exc: BaseException | RemoteError) -> dict:
+    if not isinstance(exc, RemoteError):
+        name, mro, message = error_info(exc)
+        return {"type": name, "mro": list(mro), "message": message}
+    return {"type": exc.type, "mro": list(exc.bases), "message": exc.message}
+
+
+def encode_reply(reply: Reply, register: Any = None) -> dict:
+    """``invoke``'s reply as plain data. ``register(obj)`` keeps an object of the module's own
+    classes and returns its handle number (or None for any other object): such a result crosses
+    as a handle, not as a class name. A result that breaks the encoder is an answer too."""
+    data: dict[str, Any] = {"status": reply.status, "mutated": reply.mutated, "draws": reply.draws}
+    if reply.status != "returned":
+        data["error"] = encode_error(reply.error)
+        return data
+    try:
+        number = register(reply.value) if register is not None else None
+        data["value"] = encode(reply.value) if number is None else {
+            "t": "handle", "id": number, "cls": _text(type(reply.value).__name__)}
+        data["aliased"] = reply.aliased
+    except BaseException as exc:  # noqa: BLE001 - a result that breaks the encoder is an answer too
+        return {"status": "raised", "error": encode_error(exc), "unencodable": True,
+                "mutated": reply.mutated, "draws": reply.draws}
+    return data
 
 
 def decode(data: Any) -> Any:
@@ -185,88 +226,19 @@ def _decode(data: Any, depth: int) -> Any:
     if t == "source":
         return source_from_spec(data["spec"])
     if t == "handle":
-        return Handle(int(data["id"]), str(data["cls"])[:200])
+        return Handle(int(data["id"]), clean_text(str(data["cls"]), 200))
     if t == "object":
-        return Opaque(str(data["cls"])[:200])
+        return Opaque(clean_text(str(data["cls"]), 200))
     raise MalformedReply(f"unknown tag {t!r}")
 
 
 def decode_error(data: Any) -> RemoteError:
     try:
-        mro = tuple(str(n)[:100] for n in data["mro"])[:50]
-        return RemoteError(str(data["type"])[:100], mro, str(data["message"])[:MAX_TEXT + 20])
+        mro = tuple(clean_text(str(n), 100) for n in data["mro"][:50])
+        return RemoteError(clean_text(str(data["type"]), 100), mro,
+                           clean_text(str(data["message"]), MAX_TEXT + 20))
     except Exception as exc:  # noqa: BLE001 - whatever hostile data raises is a malformed reply
         raise MalformedReply(f"malformed error: {exc}") from None
-
-
-def _snapshot(args: tuple) -> list[tuple[int, Any]]:
-    """Copies of the mutable arguments (arrays, lists), to tell afterwards if one was changed."""
-    snaps = []
-    for i, arg in enumerate(args):
-        if isinstance(arg, np.ndarray):
-            snaps.append((i, (arg.shape, arg.dtype.str, arg.tobytes())))
-        elif type(arg) is list:
-            snaps.append((i, list(arg)))
-    return snaps
-
-
-def _changed(arg: Any, snap: Any) -> bool:
-    if isinstance(arg, np.ndarray):
-        return (arg.shape, arg.dtype.str, arg.tobytes()) != snap
-    # A list changed in place if any element was replaced (or added, or removed).
-    return len(arg) != len(snap) or any(map(operator.is_not, arg, snap))
-
-
-_PLAIN = (int, float, bool, np.bool_, np.int64, np.float64)
-
-
-def aliases(result: Any, args: tuple, depth: int = 0) -> bool:
-    if depth > 2 or type(result) in _PLAIN:
-        return False
-    if type(result) is tuple and all(type(r) in _PLAIN for r in result):
-        return False
-    if isinstance(result, (tuple, list)) and not any(result is a for a in args):
-        return any(aliases(r, args, depth + 1) for r in result[:16])
-    for arg in args:
-        if result is arg and not isinstance(arg, (int, float, bool)):
-            return True
-        if (isinstance(result, np.ndarray) and isinstance(arg, np.ndarray)
-                and np.shares_memory(result, arg, max_work=10**6)):
-            return True
-    return False
-
-
-def invoke(fn: Any, args: tuple, kwargs: dict | None = None,
-           register: Any = None) -> dict:
-    """Call ``fn`` and return the encoded reply, with argument changes and aliasing detected.
-
-    ``register(obj)`` keeps an object of the module's own classes and returns its handle number
-    (or None for any other object): such a result crosses as a handle, not as a class name.
-    """
-    kwargs = kwargs or {}
-    snaps = _snapshot(args)
-    sources = [a for a in (*args, *kwargs.values()) if isinstance(a, RecordingSource)]
-    try:
-        result = fn(*args, **kwargs)
-    except SystemExit as exc:
-        reply: dict = {"status": "exited", "error": encode_error(exc)}
-    except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt from student code is an answer
-        reply = {"status": "raised", "error": encode_error(exc)}
-    else:
-        reply = _returned(result, args, register)
-    reply["mutated"] = [i for i, snap in snaps if _changed(args[i], snap)]
-    reply["draws"] = [draw_count(s) for s in sources]
-    return reply
-
-
-def _returned(result: Any, args: tuple, register: Any) -> dict:
-    try:
-        number = register(result) if register is not None else None
-        value = encode(result) if number is None else {
-            "t": "handle", "id": number, "cls": _text(type(result).__name__)}
-        return {"status": "returned", "value": value, "aliased": aliases(result, args)}
-    except BaseException as exc:  # noqa: BLE001 - a result that breaks the encoder is an answer too
-        return {"status": "raised", "error": encode_error(exc), "unencodable": True}
 
 
 # Results whose encoding is a function of (class, value): ``plain_key`` may stand for them.
@@ -294,51 +266,6 @@ def plain_key(value: Any) -> Any:
                 return None
         return tuple(key)
     return None
-
-
-def invoke_immutable(fn: Any, args: tuple, kwargs: dict, register: Any, replies: dict) -> dict:
-    """``invoke`` for calls whose arguments nothing can change (numbers, tuples of numbers) and
-    that pass no source: no snapshots and no draw counts to take, and a plain result (a number,
-    a short tuple of numbers: never an alias) gets the one reply ``replies`` keeps for it."""
-    try:
-        result = fn(*args, **kwargs)
-    except SystemExit as exc:
-        return {"status": "exited", "error": encode_error(exc), "mutated": [], "draws": []}
-    except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt from student code is an answer
-        return {"status": "raised", "error": encode_error(exc), "mutated": [], "draws": []}
-    key = plain_key(result)
-    if key is None:
-        reply = _returned(result, args, register)
-    else:
-        reply = replies.get(key)
-        if reply is None:
-            reply = replies[key] = {"status": "returned", "value": encode(result), "aliased": False}
-        else:
-            return reply
-    reply["mutated"], reply["draws"] = [], []
-    return reply
-
-
-def remote_error(exc: BaseException) -> RemoteError:
-    e = encode_error(exc)
-    return RemoteError(e["type"], tuple(e["mro"]), e["message"])
-
-
-def invoke_direct(fn: Any, args: tuple, kwargs: dict | None = None) -> Reply:
-    """``invoke`` for our own code in this process: the same checks, without the encoding.
-
-    The values stay as they are, so the contract checks of ``harness.target`` see exactly the
-    classes an encoded reply would name; the arguments must be fresh copies owned by the caller.
-    """
-    snaps = _snapshot(args)
-    try:
-        result = fn(*args, **(kwargs or {}))
-    except SystemExit as exc:
-        return Reply("exited", error=remote_error(exc))
-    except BaseException as exc:  # noqa: BLE001 - as in invoke: every exception is an answer
-        return Reply("raised", error=remote_error(exc))
-    mutated = [i for i, snap in snaps if _changed(args[i], snap)]
-    return Reply("returned", value=result, mutated=mutated, aliased=aliases(result, args))
 
 
 def decode_reply(data: Any) -> Reply:

@@ -10,7 +10,8 @@ Order matters, because the student's code runs in this process:
    its own (this process stays outside as a shim that mirrors how PID 1 ends), dropped
    capabilities and ``no_new_privs`` (cgroup and namespaces need root; without them the worker
    runs with the limits only, and says so in its ``ready`` message);
-2. the harness functions this loop needs are captured (``harness.sandbox.codec``, ``harness.sources``)
+2. the harness functions this loop needs are captured (``harness.sandbox.codec`` and ``invoke``,
+   ``harness.sources``)
    with only the repository root on ``sys.path``, then the harness's modules are dropped from
    ``sys.modules``, so a student package named ``harness`` or a monkey-patch of what
    ``sys.modules`` holds cannot replace what the loop already holds (``_forget_harness``);
@@ -297,11 +298,11 @@ class Server:
 
     def __init__(self, channel: Channel, progress_fd: int) -> None:
         from harness import sources
-        from harness.sandbox import codec
+        from harness.sandbox import codec, invoke
 
         self.channel = channel
-        self.invoke, self.decode, self.encode_error = codec.invoke, codec.decode, codec.encode_error
-        self.invoke_immutable = codec.invoke_immutable
+        self.decode, self.encode_error = codec.decode, codec.encode_error
+        self.invoke, self.invoke_immutable = invoke.invoke_encoded, invoke.invoke_immutable
         self.source_from_spec, self.draw_count = sources.source_from_spec, sources.draw_count
         self.recording = sources.RecordingSource
         self.dumps, self.monotonic = json.JSONEncoder(separators=(",", ":")).encode, time.monotonic

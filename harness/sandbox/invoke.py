@@ -1,0 +1,121 @@
+"""The one call path: every call of code under test, in any target, goes through here.
+
+``call`` is the only place that decides whether a call *returned*, *raised* or *exited*; ``invoke``
+adds what the contract checks need (which arguments changed in place, whether the result shares
+memory with an argument). The isolated worker encodes what ``invoke`` returns (``codec.encode_reply``);
+in-process targets (the reference, the mutants) use it as it is. Both pass ``passthrough``: the
+exceptions that are never an answer of the code under test. In process, that is the runner's own
+time-out (raised into the call by its alarm) and ``KeyboardInterrupt`` (the user's Ctrl-C), which
+must stop the call, not be recorded as what the function raised; in the worker nothing is passed
+through (a ``KeyboardInterrupt`` there can only come from the student's code: it is an answer).
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from harness.sandbox.codec import RemoteError, Reply, encode, encode_reply, error_info, plain_key
+
+RETURNED, RAISED, EXITED = "returned", "raised", "exited"
+NOTHING: tuple[type[BaseException], ...] = ()
+
+
+def call(fn: Any, args: tuple, kwargs: dict,
+         passthrough: tuple[type[BaseException], ...] = NOTHING) -> tuple[str, Any]:
+    """``(RETURNED, value)``, ``(RAISED, exception)`` or ``(EXITED, SystemExit)``; an exception in
+    ``passthrough`` propagates."""
+    try:
+        return RETURNED, fn(*args, **kwargs)
+    except passthrough:
+        raise
+    except SystemExit as exc:
+        return EXITED, exc
+    except BaseException as exc:  # noqa: BLE001 - whatever the code under test raises is its answer
+        return RAISED, exc
+
+
+def remote_error(exc: BaseException) -> RemoteError:
+    """An exception as plain data: its class name, the names of its bases, its message."""
+    name, mro, message = error_info(exc)
+    return RemoteError(name, mro, message)
+
+
+def invoke(fn: Any, args: tuple, kwargs: dict | None = None,
+           passthrough: tuple[type[BaseException], ...] = NOTHING,
+           immutable: bool = False) -> Reply:
+    """Call ``fn`` once: its reply, with the arguments it changed in place and whether its result
+    aliases one. ``immutable``: the caller knows no argument can change (numbers, tuples of
+    numbers), so no snapshot is taken. The arguments must be the callee's own copies."""
+    snaps = NOTHING if immutable else snapshot(args)
+    reply = answer(*call(fn, args, kwargs or {}, passthrough), args)
+    if snaps:
+        reply.mutated = [i for i, snap in snaps if changed(args[i], snap)]
+    return reply
+
+
+def answer(status: str, value: Any, args: tuple) -> Reply:
+    """What ``call`` returned, as a reply (the exception as plain data, the result's aliasing)."""
+    if status != RETURNED:
+        return Reply(status, error=remote_error(value))
+    return Reply(RETURNED, value=value, aliased=aliases(value, args))
+
+
+def invoke_encoded(fn: Any, args: tuple, kwargs: dict | None = None, register: Any = None) -> dict:
+    """``invoke`` as the isolated worker sends it (``codec.encode_reply``)."""
+    return encode_reply(invoke(fn, args, kwargs), register)
+
+
+def invoke_immutable(fn: Any, args: tuple, kwargs: dict, register: Any, replies: dict) -> dict:
+    """``invoke_encoded`` for calls whose arguments nothing can change (numbers, tuples of
+    numbers) and that pass no source: no snapshots, no draw counts, and a plain result (a number,
+    a short tuple of numbers: never an alias) gets the one reply ``replies`` keeps for it."""
+    status, value = call(fn, args, kwargs)
+    key = plain_key(value) if status == RETURNED else None
+    if key is None:
+        return encode_reply(answer(status, value, args), register)
+    reply = replies.get(key)
+    if reply is None:
+        reply = replies[key] = {"status": RETURNED, "value": encode(value), "aliased": False,
+                                "mutated": [], "draws": []}
+    return reply
+
+
+def snapshot(args: tuple) -> list[tuple[int, Any]]:
+    """Copies of the mutable arguments (arrays, lists), to tell afterwards if one was changed."""
+    snaps = []
+    for i, arg in enumerate(args):
+        if isinstance(arg, np.ndarray):
+            snaps.append((i, (arg.shape, arg.dtype.str, arg.tobytes())))
+        elif type(arg) is list:
+            snaps.append((i, list(arg)))
+    return snaps
+
+
+def changed(arg: Any, snap: Any) -> bool:
+    if isinstance(arg, np.ndarray):
+        return (arg.shape, arg.dtype.str, arg.tobytes()) != snap
+    # A list changed in place if any element was replaced (or added, or removed).
+    return len(arg) != len(snap) or any(map(operator.is_not, arg, snap))
+
+
+PLAIN = (int, float, bool, np.bool_, np.int64, np.float64)
+
+
+def aliases(result: Any, args: tuple, depth: int = 0) -> bool:
+    """Whether ``result`` is, holds, or shares memory with one of ``args``."""
+    if depth > 2 or type(result) in PLAIN:
+        return False
+    if type(result) is tuple and all(type(r) in PLAIN for r in result):
+        return False
+    if isinstance(result, (tuple, list)) and not any(result is a for a in args):
+        return any(aliases(r, args, depth + 1) for r in result[:16])
+    for arg in args:
+        if result is arg and not isinstance(arg, (int, float, bool)):
+            return True
+        if (isinstance(result, np.ndarray) and isinstance(arg, np.ndarray)
+                and np.shares_memory(result, arg, max_work=10**6)):
+            return True
+    return False

@@ -1,0 +1,120 @@
+"""The one call path: returned / raised / exited decided in one place, and never an answer made
+of the harness's own time-out or of the user's Ctrl-C (in process), so a looping mutant fails at
+its limit instead of running forever."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+import types
+
+import numpy as np
+import pytest
+
+from harness.course import REPO_ROOT, load_course
+from harness.model import CaseInfo, Kind, Outcome
+from harness.runner import run_case
+from harness.sandbox.invoke import EXITED, RAISED, RETURNED, call, invoke, invoke_encoded
+from harness.target import InProcessTarget, TargetTimedOut
+
+LOOPING = '''
+import numpy as np
+
+def spin(x):
+    while True:
+        pass
+
+def interrupted(x):
+    raise KeyboardInterrupt("from the code")
+'''
+
+
+def _target() -> InProcessTarget:
+    module = types.ModuleType("looping")
+    exec(compile(textwrap.dedent(LOOPING), "looping.py", "exec"), module.__dict__)  # noqa: S102
+    return InProcessTarget("looping", module, ("spin", "interrupted"), {})
+
+
+def test_call_decides_returned_raised_exited_and_passes_through_what_it_is_told():
+    assert call(lambda: 3, (), {}) == (RETURNED, 3)
+    status, exc = call(lambda: 1 / 0, (), {})
+    assert status == RAISED and isinstance(exc, ZeroDivisionError)
+    status, exc = call(sys.exit, (4,), {})
+    assert status == EXITED and exc.code == 4
+
+    def interrupt():
+        raise KeyboardInterrupt
+
+    assert call(interrupt, (), {})[0] == RAISED  # in the worker: an answer of the code
+    with pytest.raises(KeyboardInterrupt):
+        call(interrupt, (), {}, (KeyboardInterrupt,))
+
+
+def test_invoke_sees_in_place_changes_and_aliases_and_encodes_the_same_reply():
+    def scale(a):
+        a *= 2
+        return a
+
+    a = np.array([1.0, 2.0])
+    reply = invoke(scale, (a,))
+    assert reply.status == RETURNED and reply.mutated == [0] and reply.aliased
+    encoded = invoke_encoded(scale, (np.array([1.0, 2.0]),))
+    assert encoded["mutated"] == [0] and encoded["aliased"] is True
+    assert invoke(lambda: "\ud800", ()).value == "\ud800"  # values stay as they are in process
+    raised = invoke_encoded(lambda: (_ for _ in ()).throw(ValueError("bad \ud800 text")), ())
+    assert raised["error"]["message"] == "bad \\ud800 text"  # encodable: no writer fails on it
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_the_runners_timeout_is_not_an_answer_of_in_process_code(batch):
+    """``map`` over immutable arguments (the lean path) and over arrays (the general one)."""
+    target = _target()
+    module = load_course().module("M07.6")
+
+    def lean(t):
+        t.map("spin", [(0.5,)] * batch)
+
+    def general(t):
+        t.map("spin", [(np.array([0.5]),)] * batch)
+
+    for fn in (lean, general):
+        start = time.monotonic()
+        result = run_case(module, CaseInfo("test_spin", Kind.UNIT, "", ""), fn, target, 0.5)
+        assert result.outcome is Outcome.TIMEOUT, result
+        assert time.monotonic() - start < 5
+
+
+def test_keyboard_interrupt_of_in_process_code_stops_the_run():
+    with pytest.raises(KeyboardInterrupt):
+        _target().map("interrupted", [(1.0,), (2.0,)])
+
+
+def test_a_looping_map_finishes_in_a_fresh_process():
+    """End to end, in a process of its own so that a regression hangs that process, not the suite."""
+    code = textwrap.dedent(f'''
+        import sys, types, textwrap
+        sys.path.insert(0, {str(REPO_ROOT)!r})
+        from harness.course import load_course
+        from harness.model import CaseInfo, Kind
+        from harness.runner import run_case
+        from harness.target import InProcessTarget
+        module = types.ModuleType("looping")
+        exec({LOOPING!r}, module.__dict__)
+        target = InProcessTarget("looping", module, ("spin",), {{}})
+        case = CaseInfo("test_spin", Kind.UNIT, "", "")
+        result = run_case(load_course().module("M07.6"), case,
+                          lambda t: t.map("spin", [(0.5,), (0.6,), (0.7,)]), target, 0.5)
+        print(result.outcome.value)
+    ''')
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "timeout", done.stderr
+
+
+def test_timeout_error_class_is_what_the_alarm_raises():
+    from harness.runner import alarm
+
+    with pytest.raises(TargetTimedOut), alarm(0.2):
+        while True:
+            pass
