@@ -10,29 +10,27 @@ harness side, so threads would share one core.
 A slot is still a process of its own, so the parent can bound a whole submission: past its budget
 (``--submission-timeout``) the slot and everything below it are killed and a fresh slot takes its
 place. A slot is retired after ``RECYCLE_AFTER`` submissions, which bounds its memory. It exits by
-itself when the process that started it dies. Requests and replies are JSON lines on its stdin
-and on a private copy of its stdout (the real stdout is /dev/null, so a stray print is harmless).
+itself when the process that started it dies. A slot is a ``harness.sandbox.supervisor.Supervised``
+process (its tree, run folder and cgroup killed and removed with it), and requests and replies are
+messages of ``harness.sandbox.protocol`` on two pipes of their own (its stdout and stderr are
+drained and capped, so a stray print is harmless).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import select
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from harness.sandbox import proctree
-
 RECYCLE_AFTER = 100  # submissions per slot process, then a fresh one
 START_TIMEOUT_S = 120.0  # interpreter, numpy, scipy, the catalog: a few seconds on a quiet machine
 MAX_REPLY = 64 << 20
+OUTPUT_BYTES = 64 << 10  # what a slot printed, kept for the message of its death
 INTERNAL = "internal"
 
 
@@ -83,28 +81,25 @@ def _watch_parent(parent: int) -> None:
     threading.Thread(target=watch, name="ol-slot-watch", daemon=True).start()
 
 
-def slot_main(module_id: str, parent: int) -> None:
-    """The slot's loop: warm up, say ready, then one JSON reply line per request line."""
-    _watch_parent(parent)
-    replies = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
-    sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - for the process's life
+def slot_main(module_id: str, parent: int, request_fd: int, reply_fd: int) -> None:
+    """The slot's loop: warm up, say ready, then one reply message per request message."""
     from harness.catalog import collect
     from harness.course import load_course
+    from harness.sandbox.protocol import Channel
 
+    _watch_parent(parent)
+    channel = Channel(request_fd, reply_fd)
     collect(load_course().module(module_id))  # the catalog, scipy and numpy, once
-    replies.write(json.dumps({"op": "ready"}) + "\n")
-    for line in sys.stdin.buffer:
-        request = json.loads(line)
+    channel.send({"op": "ready"})
+    while (request := channel.recv()) is not None:
         try:
             row = grade_workspace(request["module"], request["workspace"], request["ref_deps"],
                                   request["limits"])
         except Exception as exc:  # noqa: BLE001 - a harness bug: reported, the slot carries on
             row = {"verdict": INTERNAL, "passed": 0, "failed": 0, "tests": {},
                    "message": f"the harness failed: {type(exc).__name__}: {exc}", "time_s": 0.0}
-        replies.write(json.dumps({"op": "graded", "id": request["id"], "row": row},
-                                 allow_nan=False) + "\n")
+        channel.send_text(json.dumps({"op": "graded", "id": request["id"], "row": row},
+                                     allow_nan=False))
 
 
 # -- the parent's side -----------------------------------------------------------------------------
@@ -113,75 +108,80 @@ class SlotFailed(Exception):
     """The slot died, hung past its budget, or answered nonsense."""
 
 
+def _slot_env(home: str) -> dict[str, str]:
+    return dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+
+
 class Slot:
     """One slot process, driven synchronously: ``grade`` sends one request and waits for it."""
 
     def __init__(self, module_id: str) -> None:
-        env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-        code = f"from harness.grade_slots import slot_main; slot_main({module_id!r}, {os.getpid()})"
-        self.err = tempfile.TemporaryFile()  # noqa: SIM115 - kept for the slot's life
-        self.proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self.err, env=env,
-                                     start_new_session=True)
-        self.fd = self.proc.stdout.fileno()
-        os.set_blocking(self.fd, False)
-        self.buf = bytearray()
-        self.used = 0
-        self.dead = False
-        self.started = time.monotonic()
-        self.ready = False
+        from harness.sandbox.protocol import Connection
+        from harness.sandbox.supervisor import Drained, Output, Supervised
 
-    def _line(self, deadline: float) -> dict[str, Any]:
-        poller = select.poll()
-        poller.register(self.fd, select.POLLIN)
-        while b"\n" not in self.buf:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError
-            if not poller.poll(min(left, 1.0) * 1000):
-                continue
-            try:
-                data = os.read(self.fd, 1 << 20)
-            except BlockingIOError:
-                continue
-            if not data:
-                raise SlotFailed(self._death())
-            self.buf += data
-            if len(self.buf) > MAX_REPLY:
-                raise SlotFailed("the grading process sent an oversized reply")
-        line, _, rest = self.buf.partition(b"\n")
-        self.buf = bytearray(rest)
+        self.output = Output(OUTPUT_BYTES)
+        self.drained = Drained(self.output, "ol-slot-drain")
+        req_r, req_w = os.pipe()
+        resp_r, resp_w = os.pipe()
+        code = (f"from harness.grade_slots import slot_main; "
+                f"slot_main({module_id!r}, {os.getpid()}, {req_r}, {resp_w})")
         try:
-            return json.loads(line)
-        except ValueError:
-            raise SlotFailed("the grading process sent a malformed reply") from None
+            self.process = Supervised([sys.executable, "-c", code], "slot", _slot_env,
+                                      stdin=subprocess.DEVNULL, stdout=self.drained.write_fd,
+                                      stderr=self.drained.write_fd, pass_fds=(req_r, resp_w))
+        except BaseException:
+            for fd in (req_w, resp_r):
+                os.close(fd)
+            self.drained.close()
+            raise
+        finally:
+            for fd in (req_r, resp_w):
+                os.close(fd)
+        self.drained.start()
+        self.conn = Connection(resp_r, req_w, self.process.pidfd, MAX_REPLY)
+        self.used = 0
+        self.started = self.process.started
+        self.ready = self.released = False
+
+    @property
+    def dead(self) -> bool:
+        return self.process.dead
+
+    def _message(self, deadline: float) -> dict[str, Any]:
+        from harness.sandbox.protocol import BadMessage, Died, Hung
+
+        try:
+            return self.conn.recv(deadline)
+        except Hung:
+            raise TimeoutError from None
+        except Died:
+            raise SlotFailed(self._death()) from None
+        except BadMessage as exc:
+            raise SlotFailed(f"the grading process sent {exc}") from None
 
     def _death(self) -> str:
-        code = self.proc.poll()
-        if code is None:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                code = self.proc.wait(timeout=2)
-        tail = ""
-        with contextlib.suppress(OSError, ValueError):
-            self.err.seek(0, os.SEEK_END)
-            self.err.seek(max(0, self.err.tell() - 300))
-            lines = self.err.read().decode("utf-8", "replace").strip().splitlines()
-            tail = f": {lines[-1]}" if lines else ""
+        code = self.process.status(time.monotonic() + 2.0)
+        lines = self.output.text(clear=False).strip().splitlines()
+        tail = f": {lines[-1][:300]}" if lines else ""
         return f"the grading process exited (status {code}){tail}"
 
     def grade(self, request: dict[str, Any], budget: float) -> dict[str, Any]:
         """The gradebook row of one request; a submission past ``budget`` seconds is a ``fail``."""
+        from harness.sandbox.protocol import Died, Hung
+
         start = time.monotonic()
         try:
             if not self.ready:
-                if self._line(self.started + START_TIMEOUT_S).get("op") != "ready":
+                if self._message(self.started + START_TIMEOUT_S).get("op") != "ready":
                     raise SlotFailed("the grading process did not start properly")
                 self.ready = True
             start = time.monotonic()
-            self.proc.stdin.write((json.dumps(request) + "\n").encode("utf-8"))
-            self.proc.stdin.flush()
+            try:
+                self.conn.send(request, start + budget)
+            except (Hung, Died):
+                raise SlotFailed("the grading process stopped taking requests") from None
             self.used += 1
-            reply = self._line(start + budget)
+            reply = self._message(start + budget)
             if reply.get("op") != "graded" or reply.get("id") != request["id"]:
                 raise SlotFailed("the grading process answered another request")
             return reply["row"]
@@ -198,33 +198,22 @@ class Slot:
             return _internal(str(exc) or type(exc).__name__)
 
     def kill(self, release: bool = True) -> None:
-        """The slot, its isolated workers and whatever they started: killed and reaped.
+        """The slot, its isolated workers and whatever they started: killed, reaped, removed.
 
         ``release=False`` leaves the pipes open, for a kill from another thread than the one
-        waiting on them (it sees the end of the stream and returns)."""
-        if self.dead:
-            return
-        self.dead = True
-        members = proctree.kill_tree(self.proc.pid, include_root=True)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, 9)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=5)
-        proctree.reap(members - {self.proc.pid}, time.monotonic() + 2.0)
-        if not release:
-            return
-        for stream in (self.proc.stdin, self.proc.stdout, self.err):
-            with contextlib.suppress(OSError):
-                stream.close()
+        waiting on them (it sees the slot die, returns, and releases them with its own kill)."""
+        self.process.kill()
+        if release and not self.released:
+            self.released = True
+            self.drained.close()
+            for fd in (self.conn.read_fd, self.conn.write_fd):
+                os.close(fd)
 
     def close(self) -> None:
-        """End the slot politely (EOF on its stdin), then make sure."""
-        if self.dead:
-            return
-        with contextlib.suppress(OSError):
-            self.proc.stdin.close()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=2)
+        """End the slot politely (end of its requests: it exits), then make sure."""
+        if not self.process.dead:
+            self.conn.send_eof()
+            self.process.status(time.monotonic() + 2.0)
         self.kill()
 
 

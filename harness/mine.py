@@ -47,15 +47,13 @@ import gc
 import json
 import os
 import random
+import re
 import secrets
 import select
-import shutil
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -66,6 +64,7 @@ from harness.course import REFERENCE_PYTHON, REPO_ROOT, Module
 from harness.errors import HarnessError, MutantDoesNotApply, VerdictFailure
 from harness.mine_stage import resolve_suite, stage
 from harness.model import FORMAT_VERSION
+from harness.sandbox.fs import remove_tree
 
 RUN_LIMIT_S = 60.0  # wall clock per implementation: the whole suite once
 SEND_LIMIT_S = 10.0  # for the server to take a request and fork
@@ -75,7 +74,6 @@ MESSAGE_BYTES = 3 * REPORT_BYTES  # a relayed report is JSON inside JSON
 MESSAGE_CHARS = 3000  # failure text kept per test
 MAX_TESTS = 20000
 OUTCOMES = ("passed", "failed", "skipped", "incomplete")
-_HEADER = struct.Struct(">I")
 _PR_SET_PDEATHSIG, _PR_SET_DUMPABLE = 1, 4
 _BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
          "from harness.mine import serve; serve(sys.argv[2:])")
@@ -150,7 +148,9 @@ def serve(argv: list[str]) -> None:
     _prctl(_PR_SET_DUMPABLE, 0)  # inherited: no run can open another's descriptors or memory
     for fd in (request_fd, reply_fd):
         os.set_inheritable(fd, False)
-    forks = _Forks(worker.Channel(request_fd, reply_fd), request_fd, config)
+    from harness.sandbox.protocol import Channel
+
+    forks = _Forks(Channel(request_fd, reply_fd), request_fd, config)
     sys.path[:] = [p for p in sys.path if p != config["repo_root"]]
     problem = _warm_up(config)
     gc.collect()
@@ -374,48 +374,49 @@ class _Late(Exception):
 
 
 class _ForkServer:
-    """The parent's handle on the fork server: its pipes, its output and its whole process tree."""
+    """The parent's handle on the fork server: a ``Supervised`` process (its whole tree, its run
+    folder and cgroup), its ``Connection`` and its output."""
 
     def __init__(self, config: dict, limits: Any, jobs: int) -> None:
-        from harness.sandbox import proctree
-        from harness.sandbox.supervisor import Output, drain_output, worker_env
+        from harness.sandbox.protocol import Connection
+        from harness.sandbox.supervisor import (
+            Drained,
+            Output,
+            Supervised,
+            rlimits,
+            worker_env,
+        )
 
-        proctree.become_subreaper()  # orphans of the runs re-parent to us: found, killed, reaped
-        self.limits, self.home = limits, tempfile.mkdtemp(prefix="ol-mine-")
-        self.cgroup = proctree.pids_cgroup(limits.max_processes * jobs)  # each run: a worker's cap
-        config = {**config, "home": self.home, "repo_root": str(REPO_ROOT), "cgroup": self.cgroup,
-                  "limits": {"memory_bytes": limits.memory_mb << 20, "cpu_s": int(limits.cpu_s),
-                             "file_bytes": int(limits.file_bytes),
-                             "max_processes": limits.max_processes}}
-        env = {**worker_env(self.home), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-        req_r, self.req_w = os.pipe()
-        self.resp_r, resp_w = os.pipe()
-        self.out_r, out_w = os.pipe()
-        try:
-            self.proc = subprocess.Popen(
+        self.limits = limits
+        self.output = Output(limits.output_bytes)
+        self.drained = Drained(self.output, "ol-mine-drain")
+        req_r, req_w = os.pipe()
+        resp_r, resp_w = os.pipe()
+
+        def boot_config(process: Supervised) -> str:
+            self.home = process.home
+            return json.dumps({**config, "home": process.home, "repo_root": str(REPO_ROOT),
+                               "cgroup": process.cgroup, "limits": rlimits(limits)})
+
+        def env(home: str) -> dict[str, str]:
+            return {**worker_env(home), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+        try:  # each run gets a worker's cap on its tasks
+            self.process = Supervised(
                 [sys.executable, "-I", "-c", _BOOT, str(REPO_ROOT), str(req_r), str(resp_w),
-                 json.dumps(config)], stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w,
-                cwd=self.home, env=env, pass_fds=(req_r, resp_w), start_new_session=True)
+                 boot_config], "mine", env, limits.max_processes * jobs,
+                stdin=subprocess.DEVNULL, stdout=self.drained.write_fd,
+                stderr=self.drained.write_fd, pass_fds=(req_r, resp_w))
         except BaseException:
-            for fd in (self.req_w, self.resp_r, self.out_r):
+            for fd in (req_w, resp_r):
                 os.close(fd)
-            proctree.remove_cgroup(self.cgroup, 0.0)
-            shutil.rmtree(self.home, ignore_errors=True)
+            self.drained.close()
             raise
         finally:
-            for fd in (req_r, resp_w, out_w):
+            for fd in (req_r, resp_w):
                 os.close(fd)
-        self.buf = bytearray()
-        self.output = Output(limits.output_bytes)
-        self.stop = threading.Event()
-        self.drain = threading.Thread(target=drain_output, args=(self.out_r, self.output, self.stop),
-                                      name="ol-mine-drain", daemon=True)
-        self.drain.start()
-        os.set_blocking(self.req_w, False)
-        self.pidfd = os.pidfd_open(self.proc.pid)
-        self.poller = select.poll()
-        for fd in (self.resp_r, self.pidfd):
-            self.poller.register(fd, select.POLLIN)
+        self.drained.start()
+        self.conn = Connection(resp_r, req_w, self.process.pidfd, MESSAGE_BYTES)
 
     def ready(self) -> tuple[bool, bool]:
         """Wait for the server's imports; whether it is sandboxed and in a PID namespace of its
@@ -435,77 +436,38 @@ class _ForkServer:
     def send(self, message: dict) -> None:
         """One request, written within SEND_LIMIT_S (the pipe is non-blocking: a stopped server
         cannot block the parent)."""
-        data = json.dumps(message).encode("utf-8")
-        view, deadline = memoryview(_HEADER.pack(len(data)) + data), time.monotonic() + SEND_LIMIT_S
-        writer = select.poll()
-        writer.register(self.req_w, select.POLLOUT)
-        while view:
-            if not writer.poll(max(0, int((deadline - time.monotonic()) * 1000))):
-                raise _ServerGone("the test server stopped taking requests")
-            try:
-                view = view[os.write(self.req_w, view):]
-            except BlockingIOError:
-                continue
-            except OSError:
-                raise _ServerGone(self._death()) from None
-
-    def recv(self, deadline: float) -> dict:
-        while True:
-            message = self._parse()
-            if message is not None:
-                return message
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise _Late()
-            events = dict(self.poller.poll(max(1, int(left * 1000))))
-            if events.get(self.resp_r):
-                data = os.read(self.resp_r, 1 << 20)
-                if not data:
-                    raise _ServerGone(self._death())
-                self.buf += data
-            elif events.get(self.pidfd):
-                raise _ServerGone(self._death())
-
-    def _parse(self) -> dict | None:
-        from harness.sandbox.supervisor import BadMessage, next_message
+        from harness.sandbox.protocol import Died, Hung
 
         try:
-            return next_message(self.buf, MESSAGE_BYTES)
+            self.conn.send(message, time.monotonic() + SEND_LIMIT_S)
+        except Hung:
+            raise _ServerGone("the test server stopped taking requests") from None
+        except (Died, OSError):
+            raise _ServerGone(self._death()) from None
+
+    def recv(self, deadline: float) -> dict:
+        from harness.sandbox.protocol import BadMessage, Died, Hung
+
+        try:
+            return self.conn.recv(deadline)
+        except Hung:
+            raise _Late() from None
+        except Died:
+            raise _ServerGone(self._death()) from None
         except BadMessage as exc:
             raise _ServerGone(f"the test server sent {exc}") from None
 
     def _death(self) -> str:
         """How the server ended, read without reaping it: its pid stays ours until ``close``."""
-        from harness.sandbox.supervisor import describe_death
-
-        code, deadline = None, time.monotonic() + 0.5
-        while code is None and time.monotonic() < deadline:
-            info = os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG)
-            if info is not None and info.si_pid:
-                code = info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
-            else:
-                time.sleep(0.005)
-        what, hint = describe_death(code, self.limits)
+        what, hint = self.process.death(self.limits, wait_s=0.5)
         return what.replace("the worker", "the test server") + (f" ({hint})" if hint else "")
 
     def close(self) -> None:
         """Kill and reap the server and everything it started; remove its directory."""
-        from harness.sandbox import proctree
-
-        members = proctree.kill_tree(self.proc.pid, include_root=True)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=5)
-        proctree.reap(members - {self.proc.pid}, time.monotonic() + 2.0)
-        proctree.remove_cgroup(self.cgroup, time.monotonic() + 1.0)
-        self.stop.set()
-        self.drain.join(timeout=2.0)
-        for fd in (self.req_w, self.resp_r, self.pidfd):
+        self.process.kill()
+        self.drained.close()
+        for fd in (self.conn.read_fd, self.conn.write_fd):
             os.close(fd)
-        if not self.drain.is_alive():
-            os.close(self.out_r)
-        shutil.rmtree(self.home, ignore_errors=True)
 
 
 @dataclass
@@ -600,8 +562,14 @@ def judge_report(message: dict, limits: Any, paths: tuple[str, str] = ("", "")) 
     """A child's ``done`` message as a Run: only a complete, well-formed report counts as ran."""
     from harness.sandbox.supervisor import describe_death
 
+    # pytest names a file by its absolute path or relative to the run's folder ("../../..."):
+    # either form of the snapshot's path is shown as the student's own.
+    snapshot = Path(paths[0]) if paths[0] else None
+    tail = snapshot.relative_to(snapshot.parents[1]).as_posix() if snapshot else ""
+    pattern = re.compile(r"(?:(?:\.\./)+|/(?:[^\s:/]+/)*)" + re.escape(tail)) if tail else None
+
     def shown(text: str) -> str:
-        return text.replace(paths[0], paths[1]) if paths[0] else text
+        return pattern.sub(lambda _: paths[1], text) if pattern else text
 
     report, status = message.get("report"), message.get("status")
     if status != 0 or type(status) is not int or not isinstance(report, str) or not report:
@@ -775,7 +743,7 @@ def run_mine(module: Module, suite: Path, jobs: int | None = None, limits: Any =
         finally:
             server.close()
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        remove_tree(root)
     return MineResult(module.id, str(suite), tuple((i, runs[i.key]) for i in impls if i.correct),
                       tuple((i, runs[i.key]) for i in impls if not i.correct),
                       dict(module.pitfalls),

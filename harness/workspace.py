@@ -12,12 +12,12 @@ import hashlib
 import os
 import shutil
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.course import REFERENCE_DIR, REFERENCE_PYTHON, STUDENT_DIR, Course, Module
 from harness.errors import HarnessError
+from harness.sandbox.rundirs import run_dir
 
 MAX_FILE_BYTES = 1 << 20  # a module a student writes is far smaller; anything bigger is a mistake
 MAX_PACKAGE_BYTES = 64 << 20  # the whole tinyllm package copied for the worker
@@ -210,7 +210,7 @@ def prepare_overlay(ws: Workspace, module: Module, course: Course, ref_deps: boo
     Under ``--ref-deps`` the reference files replace the modules ``module`` needs. Returns the
     directory to put on the worker's ``sys.path``; the caller removes it (``shutil.rmtree``).
     """
-    tmp = Path(tempfile.mkdtemp(prefix="ol-ws-"))
+    tmp = run_dir("ws")  # named after this process: swept if it is killed
     try:
         dest = tmp / "python"
         _copy_package(ws.python / "tinyllm", dest / "tinyllm", ws.root)

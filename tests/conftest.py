@@ -1,12 +1,20 @@
-"""Project test configuration: ``import tinyllm`` imports the reference workspace.
+"""Project test configuration: ``import tinyllm`` imports the reference workspace, and the
+session has a temporary directory of its own.
 
 ``reference/python`` is put first on ``sys.path`` (computed from this file's location, so the
 tests work from any clone and any working directory).
+
+Every test, and every process a test starts, uses a private ``TMPDIR`` made for this session:
+nothing here ever lists or walks the machine's shared temporary directory (where another
+process may have left anything, a tree thousands of levels deep included). When the session
+ends, any ``ol-*`` folder still in it is something ol failed to clean up: the session fails.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 REFERENCE_PYTHON = (Path(__file__).resolve().parent.parent / "reference" / "python").resolve()
@@ -20,6 +28,35 @@ def _put_reference_first() -> None:
 
 
 _put_reference_first()
+
+_PRIVATE_TMP: list[str] = []
+
+
+def pytest_configure(config) -> None:
+    private = tempfile.mkdtemp(prefix="oltests-")
+    os.environ["TMPDIR"] = private
+    tempfile.tempdir = private
+    _PRIVATE_TMP.append(private)
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    if not _PRIVATE_TMP:
+        return
+    from harness.sandbox.fs import remove_tree
+
+    left = sorted(e for e in os.listdir(_PRIVATE_TMP[0]) if e.startswith("ol-"))
+    if left:
+        for name in left:
+            remove_tree(os.path.join(_PRIVATE_TMP[0], name))
+        print(f"\nol left {len(left)} folder(s) in its temporary directory: {', '.join(left[:5])}")
+        session.exitstatus = 1
+
+
+def pytest_unconfigure(config) -> None:
+    if _PRIVATE_TMP:
+        from harness.sandbox.fs import remove_tree
+
+        remove_tree(_PRIVATE_TMP.pop())
 
 
 import pytest

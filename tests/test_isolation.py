@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.sandbox.codec import MalformedReply, RemoteError
 from harness.course import REFERENCE_PYTHON, load_course
+from harness.sandbox.codec import MalformedReply, RemoteError
 from harness.sandbox.isolated import ImportProblem, IsolatedTarget, Limits
 from harness.sources import PCGSource, ScriptedSource
 from harness.target import (
@@ -262,7 +262,7 @@ def test_hang_ignoring_signals_times_out_within_the_limit(hostile_dir: Path) -> 
     with IsolatedTarget("h", hostile_dir, IMPORT_NAME, FUNCTIONS, RETURNS,
                         Limits(call_timeout_s=1.0)) as t:
         t.import_status()
-        pid = t._worker.proc.pid
+        pid = t._worker.process.pid
         start = time.monotonic()
         with pytest.raises(TargetTimedOut, match=r"hang\(\) did not return within 1 s"):
             t.call("hang")
@@ -270,7 +270,7 @@ def test_hang_ignoring_signals_times_out_within_the_limit(hostile_dir: Path) -> 
         assert not alive(pid)
         assert isinstance(t.escape, TargetTimedOut)
         works(t)
-        assert t._worker.proc.pid != pid  # a fresh worker, started transparently
+        assert t._worker.process.pid != pid  # a fresh worker, started transparently
 
 
 def test_os_exit_inside_a_function_is_a_crash(target: IsolatedTarget) -> None:
@@ -281,11 +281,11 @@ def test_os_exit_inside_a_function_is_a_crash(target: IsolatedTarget) -> None:
 
 
 def test_system_exit_inside_a_function_is_a_crash(target: IsolatedTarget) -> None:
-    pid = target._worker.proc.pid
+    pid = target._worker.process.pid
     with pytest.raises(TargetCrashed, match="tried to exit the interpreter"):
         target.call("soft_exit")
     works(target)
-    assert target._worker.proc.pid == pid  # the codec caught it: the worker lives on
+    assert target._worker.process.pid == pid  # the codec caught it: the worker lives on
 
 
 def test_keyboard_interrupt_from_a_function_is_an_answer(target: IsolatedTarget) -> None:
@@ -333,8 +333,8 @@ def test_forked_children_are_killed_and_reaped(hostile_dir: Path) -> None:
     t = IsolatedTarget("f", hostile_dir, IMPORT_NAME, FUNCTIONS, RETURNS)
     try:
         assert t.call("fork_children") is True
-        assert len((Path(t._worker.tmp) / "pids.txt").read_text().split()) == 50
-        shim, root = t._worker.proc.pid, t._worker.root
+        assert len((Path(t._worker.process.home) / "pids.txt").read_text().split()) == 50
+        shim, root = t._worker.process.pid, t._worker.root
         namespace = os.readlink(f"/proc/{root}/ns/pid") if t.contained else None
         # Killed right after the request: only the worker is left (a shim and PID 1, as root).
         assert {pid for pid in processes_of(namespace, shim) if alive(pid)} <= {shim, root}
@@ -420,7 +420,7 @@ def test_a_missing_function_raises_attribute_error(target: IsolatedTarget) -> No
 
 def test_keyboard_interrupt_in_the_parent_kills_the_worker(target: IsolatedTarget) -> None:
     target.import_status()
-    pid = target._worker.proc.pid
+    pid = target._worker.process.pid
 
     def interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
@@ -441,7 +441,7 @@ def test_keyboard_interrupt_in_the_parent_kills_the_worker(target: IsolatedTarge
 
 def test_close_removes_the_temporary_directory(hostile_dir: Path) -> None:
     t = IsolatedTarget("c", hostile_dir, IMPORT_NAME, FUNCTIONS, RETURNS)
-    tmp, pid = Path(t._worker.tmp), t._worker.proc.pid
+    tmp, pid = Path(t._worker.process.home), t._worker.process.pid
     works(t)
     assert tmp.is_dir()
     t.close()
@@ -643,7 +643,7 @@ def test_the_worker_environment_is_scrubbed_and_limited(tmp_path: Path) -> None:
         limits = Limits(memory_mb=2048, file_bytes=1 << 20)
         with IsolatedTarget("e", python_dir, IMPORT_NAME, ["probe"], {}, limits) as t:
             count, memory_mb, core, cwd_is_home, path, too_big = t.call("probe")
-            tmp = Path(t._worker.tmp)
+            tmp = Path(t._worker.process.home)
     finally:
         del os.environ["OL_TEST_SECRET"]
     expected = 7 + sum(n in os.environ for n in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"))

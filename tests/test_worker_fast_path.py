@@ -154,10 +154,10 @@ def test_a_shared_tuple_argument_is_the_same_for_every_call(targets):
 def test_a_wrong_type_mid_batch_fails_after_the_batch_and_the_worker_lives_on(targets):
     isolated, _ = targets
     isolated.import_status()
-    pid = isolated._worker.proc.pid
+    pid = isolated._worker.process.pid
     with pytest.raises(ContractViolation, match=r"odd_one\(300\) returned a numpy.float32"):
         isolated.map("odd_one", [(i,) for i in range(600)])  # 600 replies: three chunks of 256
-    assert isolated._worker.proc.pid == pid and isolated.call("odd_one", 1) == 0.5
+    assert isolated._worker.process.pid == pid and isolated.call("odd_one", 1) == 0.5
 
 
 class Miscounting(Target):

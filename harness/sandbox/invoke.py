@@ -17,7 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from harness.sandbox.codec import RemoteError, Reply, encode, encode_reply, error_info, plain_key
+from harness.sandbox.codec import (
+    RemoteError,
+    Reply,
+    encode,
+    encode_reply,
+    error_info,
+    plain_key,
+)
 
 RETURNED, RAISED, EXITED = "returned", "raised", "exited"
 NOTHING: tuple[type[BaseException], ...] = ()

@@ -22,11 +22,7 @@ pipes and its death are ``harness.sandbox.supervisor``. Not thread-safe: one tar
 
 from __future__ import annotations
 
-import json
 import secrets
-import signal
-import struct
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -36,18 +32,18 @@ from typing import Any, Self
 
 import numpy as np
 
-from harness.sandbox import proctree
+from harness.sandbox import protocol
 from harness.sandbox.codec import MalformedReply, Reply, decode_reply, encode
+from harness.sandbox.protocol import Died, Hung
+from harness.sandbox.supervisor import Limits, Output, WorkerProcess, describe_death
+from harness.sandbox.worker import CHUNK_S
 from harness.sources import RecordingSource, ScriptedSource
 from harness.target import Target, TargetCrashed, TargetTimedOut, show_args
-from harness.sandbox.worker import CHUNK_S
-from harness.sandbox.supervisor import Died, Hung, Limits, Output, WorkerProcess, describe_death
 
 __all__ = ["ImportProblem", "IsolatedTarget", "Limits", "describe_death"]
 
 MAX_DRAWS = 10**8  # per call; more than a worker can draw within any sane call limit
 FIRST_PIECE, PIECE, FRAME_BYTES = 256, 4096, 1 << 20  # how the parent cuts a request into frames
-_HEADER = struct.Struct(">I")
 _JSON_SCALARS = (float, int, bool)
 
 
@@ -93,7 +89,6 @@ class IsolatedTarget(Target):
         self.contained = False  # and in a PID namespace of its own
         super().__init__(label, functions, returns)
         self._deadline: float | None = None  # armed per test by ``begin_test``, not at creation
-        proctree.become_subreaper()
         self._worker = self._spawn()
 
     def __enter__(self) -> Self:
@@ -119,17 +114,8 @@ class IsolatedTarget(Target):
 
     def _discard(self) -> None:
         worker, self._worker = self._worker, None
-        if worker is None:
-            return
-        # Block SIGINT (Ctrl-C) and SIGALRM (the runner's alarm) while killing: no half-killed tree.
-        main = threading.current_thread() is threading.main_thread()
-        blocked = {signal.SIGINT, signal.SIGALRM}
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, blocked) if main else None
-        try:
-            worker.kill()
-        finally:
-            if old is not None:
-                signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        if worker is not None:
+            worker.kill()  # Ctrl-C and the runner's alarm held off meanwhile: no half-killed tree
 
     def output(self, clear: bool = False) -> str:
         """What the student's code printed (capped at ``limits.output_bytes``, with a note)."""
@@ -237,7 +223,7 @@ class IsolatedTarget(Target):
             self._received += len(chunk)
             take(chunk)  # checked while the worker goes on
             last = time.monotonic()
-        if worker.buf or worker.frames is not None or worker.out:
+        if not worker.conn.idle:
             raise MalformedReply("the worker answered calls it was not sent, or sent more")
 
     def _over_budget(self) -> bool:
@@ -337,8 +323,7 @@ def _frames(rid: int, fn: str, calls: Sequence[tuple], kwargs: dict) -> Iterator
     def frame(message: dict, piece: list) -> bytes:
         message["calls"], message["sources"] = piece, [s.spec() for s in shared[known:]]
         message["values"] = values[known_values:]
-        data = json.dumps(message, separators=(",", ":")).encode("utf-8")
-        return _HEADER.pack(len(data)) + data
+        return protocol.frame(message)
 
     message: dict[str, Any] = {"op": "call", "id": rid, "fn": fn, "count": len(calls),
                                "kwargs": {str(k): arg(v) for k, v in kwargs.items()}}

@@ -13,9 +13,10 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
-import secrets
 import signal
 import time
+
+from harness.sandbox.rundirs import cgroup_name, remove_cgroup
 
 _PR_SET_CHILD_SUBREAPER = 36
 
@@ -155,14 +156,11 @@ def has_strays(root: int, session: int) -> bool:
     return _has_children(root) or _adopted_from(session, session)
 
 
-def pids_cgroup(limit: int) -> str | None:
-    """Best effort, as root: a cgroup of the v1 ``pids`` controller that caps the tasks of a
-    worker's whole tree at ``limit`` (root is exempt from RLIMIT_NPROC, not from this), so a fork
-    bomb stops at ``limit`` instead of exhausting the machine's pids before the call's time-out.
-    The worker joins it first thing; its read-only ``/sys`` keeps it there. None if unavailable.
-    """
+def pids_parent() -> str | None:
+    """The folder of this process's cgroup in the v1 ``pids`` hierarchy, where workers' cgroups
+    are made; None if there is none."""
     mount = relative = None
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError, ValueError, IndexError):
         with open("/proc/self/mountinfo", encoding="utf-8") as f:
             for line in f:
                 fields = line.split()
@@ -176,7 +174,20 @@ def pids_cgroup(limit: int) -> str | None:
                     relative = path
     if mount is None or relative is None:
         return None
-    path = os.path.join(mount + relative.rstrip("/"), f"ol-worker-{secrets.token_hex(6)}")
+    return mount + relative.rstrip("/")
+
+
+def pids_cgroup(limit: int) -> str | None:
+    """Best effort, as root: a cgroup of the v1 ``pids`` controller that caps the tasks of a
+    worker's whole tree at ``limit`` (root is exempt from RLIMIT_NPROC, not from this), so a fork
+    bomb stops at ``limit`` instead of exhausting the machine's pids before the call's time-out.
+    The worker joins it first thing; its read-only ``/sys`` keeps it there. None if unavailable.
+    Named after this process (``rundirs.cgroup_name``), so a sweep removes it if we are killed.
+    """
+    parent = pids_parent()
+    if parent is None:
+        return None
+    path = os.path.join(parent, cgroup_name("worker"))
     try:
         os.mkdir(path)
     except OSError:
@@ -188,17 +199,3 @@ def pids_cgroup(limit: int) -> str | None:
         remove_cgroup(path, 0.0)
         return None
     return path
-
-
-def remove_cgroup(path: str | None, deadline: float) -> None:
-    """Remove a worker's cgroup once its last task is reaped (EBUSY until then)."""
-    while path is not None:
-        try:
-            os.rmdir(path)
-            return
-        except FileNotFoundError:
-            return
-        except OSError:
-            if time.monotonic() >= deadline:
-                return
-            time.sleep(0.005)

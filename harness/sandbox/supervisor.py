@@ -1,11 +1,13 @@
-"""One worker process seen from the parent: spawn, framing, death, kill (for ``harness.sandbox.isolated``).
+"""The supervisor: the one way ol starts, limits, watches, kills and cleans up a process that runs
+code under test (or runs harness code that starts such processes).
 
-A ``WorkerProcess`` owns the process started as ``python -I harness/sandbox/worker.py``, its two protocol
-pipes (length-prefixed JSON), the pipe that carries the student's stdout and stderr (drained in a
-thread, capped), the shared progress page that names the call in progress, its temporary
-directory and its pids cgroup. It knows nothing of targets, calls or replies: ``recv`` returns
-the next message as a dict, or raises ``Hung`` at a deadline or ``Died`` when the worker is gone
-(malformed or oversized data: ``codec.MalformedReply``).
+``Supervised`` is one such process: started in a session of its own, in a private run folder
+named after its owner (``rundirs``), optionally in a pids cgroup; its death read without reaping
+it (so its pid stays ours until its tree is swept); killed with its whole tree, reaped, and its
+folder and cgroup removed, exactly once, with Ctrl-C and the runner's alarm held off meanwhile.
+Its messages go through ``protocol.Connection``. Three kinds are built on it: the isolated worker
+(``WorkerProcess``, below), the ``--mine`` fork server (``harness.mine``) and the grading slots
+(``harness.grade_slots``). ``Output`` drains a process's stdout and stderr, capped.
 """
 
 from __future__ import annotations
@@ -16,25 +18,27 @@ import json
 import mmap
 import os
 import select
-import shutil
 import signal
-import struct
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from harness.course import REPO_ROOT
 from harness.sandbox import proctree
 from harness.sandbox.codec import MalformedReply
-from harness.course import REPO_ROOT
+from harness.sandbox.fs import remove_tree
+from harness.sandbox.protocol import BadMessage, Connection, Died, Hung
+from harness.sandbox.rundirs import run_dir, sweep_folders, sweep_once, tag_of
+
+__all__ = ["Died", "Hung", "Limits", "Output", "Supervised", "WorkerProcess", "describe_death"]
 
 WORKER_SCRIPT = Path(__file__).resolve().parent / "worker.py"
 MAX_MESSAGE = 32 << 20  # a chunk is flushed at 1 MiB; one reply of a 100000-element array is ~1 MiB
-_HEADER = struct.Struct(">I")
 _F_SETPIPE_SZ = 1031
 _SIGNAL_HINTS = {
     "SIGSEGV": "a crash in native code (ctypes, a C extension) or a runaway recursion",
@@ -59,14 +63,6 @@ class Limits:
     import_timeout_s: float = 30.0  # interpreter start, numpy and the student's import
 
 
-class Hung(Exception):
-    """No message before the deadline."""
-
-
-class Died(Exception):
-    """The worker's channel closed or the worker exited."""
-
-
 def describe_death(returncode: int | None, limits: Limits) -> tuple[str, str]:
     """What happened to a worker, and the likely cause (may be empty)."""
     if returncode is None:
@@ -85,34 +81,6 @@ def describe_death(returncode: int | None, limits: Limits) -> tuple[str, str]:
         return "the worker exited with code 0", "did the code call os._exit?"
     return (f"the worker exited with code {returncode}",
             "did the code call os._exit, or break the worker?")
-
-
-class BadMessage(Exception):
-    """What arrived where a length-prefixed JSON object was due; the text says what it was."""
-
-
-def next_message(buf: bytearray, limit: int) -> dict | None:
-    """The next length-prefixed JSON object of ``buf``, removed from it; None until one is whole.
-
-    ``BadMessage``, saying what came instead: a frame over ``limit`` bytes, or data that is not a JSON
-    object. Untrusted input (the isolated worker's, ``harness.mine``'s test server's).
-    """
-    if len(buf) < 4:
-        return None
-    size = _HEADER.unpack_from(buf)[0]
-    if size > limit:
-        raise BadMessage(f"a message of {size} bytes (the limit is {limit})")
-    if len(buf) < 4 + size:
-        return None
-    body = bytes(buf[4:4 + size])
-    del buf[:4 + size]
-    try:
-        message = json.loads(body)
-    except (ValueError, RecursionError) as exc:
-        raise BadMessage(f"data that is not a message ({type(exc).__name__})") from None
-    if not isinstance(message, dict):
-        raise BadMessage("a message that is not an object")
-    return message
 
 
 def worker_env(home: str) -> dict[str, str]:
@@ -163,135 +131,58 @@ def drain_output(fd: int, output: Output, stop: threading.Event) -> None:
         output.add(data)
 
 
-class WorkerProcess:
-    """One worker process: its pipes, its progress page, its temporary directory."""
+def rlimits(limits: Limits, max_processes: int | None = None) -> dict[str, int]:
+    """The resource limits a supervised process sets on itself (``worker.harden``)."""
+    return {"memory_bytes": limits.memory_mb << 20, "cpu_s": int(limits.cpu_s),
+            "file_bytes": int(limits.file_bytes),
+            "max_processes": max_processes or limits.max_processes}
 
-    def __init__(self, python_dir: Path, import_name: str, limits: Limits, output: Output) -> None:
-        self.tmp = tempfile.mkdtemp(prefix="ol-worker-")
-        self.buf = bytearray()
-        self.ready = self.dead = False
-        self.frames: Iterator[bytes] | None = None
-        self.out = memoryview(b"")
-        try:
-            self._launch(python_dir, import_name, limits)
-        except BaseException:
-            shutil.rmtree(self.tmp, ignore_errors=True)
-            raise
-        self.started = time.monotonic()
-        self.root = self.proc.pid  # until ``find_root`` knows better
-        self.pidfd = os.pidfd_open(self.proc.pid) if hasattr(os, "pidfd_open") else None
-        os.set_blocking(self.req_w, False)
-        self.poller, self.write_poller = select.poll(), select.poll()
-        for poller in (self.poller, self.write_poller):
-            poller.register(self.resp_r, select.POLLIN)
-            if self.pidfd is not None:
-                poller.register(self.pidfd, select.POLLIN)
-        self.write_poller.register(self.req_w, select.POLLOUT)
-        self.stop = threading.Event()
-        self.drain = threading.Thread(target=drain_output, args=(self.out_r, output, self.stop),
-                                      name=f"ol-drain-{self.proc.pid}", daemon=True)
-        self.drain.start()
 
-    def _launch(self, python_dir: Path, import_name: str, limits: Limits) -> None:
-        """The pipes, the progress page and the process; on failure nothing stays open."""
-        self.cgroup = proctree.pids_cgroup(limits.max_processes)
-        config = json.dumps({
-            "repo_root": str(REPO_ROOT), "python_dir": str(python_dir), "import_name": import_name,
-            "cgroup": self.cgroup,
-            "limits": {"memory_bytes": limits.memory_mb << 20, "cpu_s": int(limits.cpu_s),
-                       "file_bytes": int(limits.file_bytes), "max_processes": limits.max_processes},
-        })
-        req_r, self.req_w = os.pipe()
-        self.resp_r, resp_w = os.pipe()
-        self.out_r, out_w = os.pipe()
-        progress = os.memfd_create("ol-progress")
-        child_ends = (req_r, resp_w, out_w, progress)
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT (Ctrl-C) and SIGALRM (the runner's alarm) wait while a tree is killed: never a
+    half-killed tree."""
+    main = threading.current_thread() is threading.main_thread()
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGALRM}) if main else None
+    try:
+        yield
+    finally:
+        if old is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+class Supervised:
+    """One supervised process; see the module docstring. ``Popen`` arguments are passed through,
+    but the session, the working directory (its run folder) and the pidfd are the supervisor's.
+    ``env(home)`` gives the environment; ``cgroup_tasks`` caps the tasks of its whole tree."""
+
+    def __init__(self, argv: list[str], kind: str, env: Callable[[str], dict[str, str]],
+                 cgroup_tasks: int | None = None, **popen: Any) -> None:
+        sweep_once()  # what killed runs of earlier ol processes left behind
+        proctree.become_subreaper()  # orphans of its tree come back to us: found, killed, reaped
+        self.dead = False
+        self.home = str(run_dir(kind))
+        self.cgroup = None
         try:
-            os.ftruncate(progress, 16)
-            for fd in (self.req_w, resp_w, out_w):  # fewer wake-ups for big messages and floods
-                with contextlib.suppress(OSError):
-                    fcntl.fcntl(fd, _F_SETPIPE_SZ, 1 << 20)
-            self._map = mmap.mmap(progress, 16)
-            self.proc = subprocess.Popen(
-                [sys.executable, "-I", str(WORKER_SCRIPT), str(req_r), str(resp_w), str(progress),
-                 config],
-                stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w, cwd=self.tmp,
-                env=worker_env(self.tmp), pass_fds=(req_r, resp_w, progress),
-                start_new_session=True)
+            self.cgroup = proctree.pids_cgroup(cgroup_tasks) if cgroup_tasks else None
+            self.argv = [a(self) if callable(a) else a for a in argv]
+            self.proc = subprocess.Popen(self.argv, cwd=self.home, env=env(self.home),
+                                         start_new_session=True, **popen)
         except BaseException:
-            if hasattr(self, "_map"):
-                self._map.close()
-            for fd in (*child_ends, self.req_w, self.resp_r, self.out_r):
-                os.close(fd)
             proctree.remove_cgroup(self.cgroup, 0.0)
+            remove_tree(self.home)
             raise
-        for fd in child_ends:
-            os.close(fd)
-        self._view = memoryview(self._map)
-        self.progress = self._view.cast("q")
+        self.pid = self.proc.pid
+        self.tag = tag_of(self.pid)  # the owner tag of the run folders it makes itself
+        self.pidfd = os.pidfd_open(self.pid) if hasattr(os, "pidfd_open") else None
+        self.started = time.monotonic()
 
-    def feed(self, frames: Iterator[bytes]) -> None:
-        """Frames to write while waiting for replies (encoded lazily, in the parent's idle time)."""
-        self.frames, self.out = frames, memoryview(b"")
-
-    def _write_some(self) -> bool:
-        """Write what the request pipe takes now; whether anything is left to write."""
-        while True:
-            if not self.out:
-                frame = next(self.frames, None) if self.frames is not None else None
-                if frame is None:
-                    self.frames = None
-                    return False
-                self.out = memoryview(frame)
-            try:
-                self.out = self.out[os.write(self.req_w, self.out):]
-            except BlockingIOError:
-                return True
-            except BrokenPipeError:
-                raise Died() from None
-
-    def _parse(self) -> dict | None:
-        try:
-            return next_message(self.buf, MAX_MESSAGE)
-        except BadMessage as exc:
-            raise MalformedReply(f"the worker sent {exc}") from None
-
-    def recv(self, deadline: float) -> dict:
-        """The next message; ``Hung`` at the deadline, ``Died`` when the worker is gone."""
-        while True:
-            message = self._parse()
-            if message is not None:
-                return message
-            writing = self._write_some()
-            wait = deadline - time.monotonic()
-            if self.pidfd is None:
-                wait = min(wait, 0.1)
-            poller = self.write_poller if writing else self.poller
-            events = dict(poller.poll(max(0, int(wait * 1000 + 1))))  # 0: past the deadline
-            if events.get(self.resp_r):
-                data = os.read(self.resp_r, 1 << 20)
-                if not data:
-                    raise Died()
-                self.buf += data
-            elif events.get(self.pidfd) or (self.pidfd is None and self.proc.poll() is not None):
-                raise Died()
-            if time.monotonic() >= deadline:  # even while bytes trickle in: a message is due
-                message = self._parse()
-                if message is None:
-                    raise Hung()
-                return message
-
-    def current_call(self, rid: int, count: int, fallback: int) -> int:
-        """The index of the call in progress, from the worker's progress page if it is sane."""
-        index = self.progress[1]
-        return index if self.progress[0] == rid and fallback <= index < count else fallback
-
-    def _status(self, deadline: float) -> int | None:
+    def status(self, deadline: float) -> int | None:
         """The exit status (negative: the signal) without reaping, so the pid stays ours until
-        ``kill`` has swept its session; None if the worker is still alive at ``deadline``."""
+        ``kill`` has swept its session; None if it is still alive at ``deadline``."""
         while True:
             try:
-                info = os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG)
+                info = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG)
             except ChildProcessError:
                 return self.proc.returncode
             if info is not None and info.si_pid:
@@ -300,53 +191,166 @@ class WorkerProcess:
                 return None
             time.sleep(0.005)
 
-    def death(self, limits: Limits) -> tuple[str, str]:
-        """What ended the worker's channel, and the likely cause (see ``describe_death``)."""
-        returncode = self._status(time.monotonic() + 2.0)
-        try:  # a zombie's CPU time (with its reaped children's: a shim's) is final
-            data = Path(f"/proc/{self.proc.pid}/stat").read_bytes()
+    def cpu_s(self) -> float:
+        """CPU time so far (a zombie's is final, with its reaped children's)."""
+        try:
+            data = Path(f"/proc/{self.pid}/stat").read_bytes()
             fields = data[data.rindex(b")") + 2:].split()
-            cpu_s = sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+            return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
         except (OSError, ValueError, IndexError):
-            cpu_s = 0.0
-        if returncode == -signal.SIGKILL and cpu_s >= limits.cpu_s - 1:
+            return 0.0
+
+    def death(self, limits: Limits, wait_s: float = 2.0) -> tuple[str, str]:
+        """What ended the process, and the likely cause (see ``describe_death``)."""
+        returncode = self.status(time.monotonic() + wait_s)
+        if returncode == -signal.SIGKILL and self.cpu_s() >= limits.cpu_s - 1:
             return "the worker was killed by SIGKILL", f"the CPU time limit of {limits.cpu_s} s"
         return describe_death(returncode, limits)
+
+    def sweep(self, root: int | None = None) -> None:
+        """Kill what runs below ``root`` (default: the process); the process itself stays."""
+        root = self.pid if root is None else root
+        if proctree.has_strays(root, self.pid):
+            proctree.reap(proctree.kill_tree(root, include_root=False), time.monotonic() + 5.0)
+
+    def kill(self) -> None:
+        """Kill the whole tree, reap it, remove its cgroup and run folder. Idempotent."""
+        if self.dead:
+            return
+        self.dead = True
+        with _signals_held():
+            members = proctree.kill_tree(self.pid, include_root=True)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=5)  # after this every orphan has been re-parented to us
+            proctree.reap(members - {self.pid}, time.monotonic() + 5.0)
+            proctree.remove_cgroup(self.cgroup, time.monotonic() + 1.0)
+            if self.pidfd is not None:
+                os.close(self.pidfd)
+            remove_tree(self.home)
+            if self.tag is not None:  # a harness process (a slot) killed before its own clean-up
+                sweep_folders(owner=self.tag)
+
+
+class Drained:
+    """A pipe for a supervised process's stdout and stderr, drained into ``output`` by a thread."""
+
+    def __init__(self, output: Output, name: str) -> None:
+        self.read_fd, self.write_fd = os.pipe()
+        self.output, self.stop = output, threading.Event()
+        self.thread = threading.Thread(target=drain_output, args=(self.read_fd, output, self.stop),
+                                       name=name, daemon=True)
+        self.started = False
+
+    def start(self) -> None:
+        """Once the process holds the write end: close ours and start draining."""
+        os.close(self.write_fd)
+        self.started = True
+        self.thread.start()
+
+    def close(self) -> None:
+        if not self.started:
+            os.close(self.write_fd)
+        self.stop.set()
+        if self.started:
+            self.thread.join(timeout=2.0)
+        if not self.thread.is_alive():  # else the thread still reads it: it ends with the pipe
+            os.close(self.read_fd)
+
+
+class WorkerProcess:
+    """One isolated worker (``python -I harness/sandbox/worker.py``): a ``Supervised`` process,
+    its two protocol pipes, its output and the shared progress page that names the call in
+    progress. It knows nothing of targets, calls or replies: ``recv`` returns the next message as a
+    dict, or raises ``Hung`` at a deadline or ``Died`` when the worker is gone (malformed or
+    oversized data: ``codec.MalformedReply``)."""
+
+    def __init__(self, python_dir: Path, import_name: str, limits: Limits, output: Output) -> None:
+        self.ready = False
+        self.drained = Drained(output, "ol-drain-worker")
+        req_r, req_w = os.pipe()
+        resp_r, resp_w = os.pipe()
+        progress = os.memfd_create("ol-progress")
+        child_ends = (req_r, resp_w, progress)
+        try:
+            os.ftruncate(progress, 16)
+            for fd in (req_w, resp_w, self.drained.write_fd):  # fewer wake-ups for big messages
+                with contextlib.suppress(OSError):
+                    fcntl.fcntl(fd, _F_SETPIPE_SZ, 1 << 20)
+            self._map = mmap.mmap(progress, 16)
+
+            def config(process: Supervised) -> str:
+                return json.dumps({
+                    "repo_root": str(REPO_ROOT), "python_dir": str(python_dir),
+                    "import_name": import_name, "cgroup": process.cgroup,
+                    "limits": rlimits(limits)})
+
+            self.process = Supervised(
+                [sys.executable, "-I", str(WORKER_SCRIPT), str(req_r), str(resp_w), str(progress),
+                 config], "worker", worker_env, limits.max_processes,
+                stdin=subprocess.DEVNULL, stdout=self.drained.write_fd,
+                stderr=self.drained.write_fd, pass_fds=(req_r, resp_w, progress))
+        except BaseException:
+            if hasattr(self, "_map"):
+                self._map.close()
+            for fd in (*child_ends, req_w, resp_r):
+                os.close(fd)
+            self.drained.close()
+            raise
+        for fd in child_ends:
+            os.close(fd)
+        self.drained.start()
+        self.conn = Connection(resp_r, req_w, self.process.pidfd, MAX_MESSAGE)
+        self.started = self.process.started
+        self.root = self.process.pid  # until ``find_root`` knows better
+        self._view = memoryview(self._map)
+        self.progress = self._view.cast("q")
+
+    @property
+    def dead(self) -> bool:
+        return self.process.dead
+
+    def feed(self, frames: Iterator[bytes]) -> None:
+        """Frames to write while waiting for replies (encoded lazily, in the parent's idle time)."""
+        self.conn.feed(frames)
+
+    def recv(self, deadline: float) -> dict:
+        """The next message; ``Hung`` at the deadline, ``Died`` when the worker is gone."""
+        try:
+            return self.conn.recv(deadline)
+        except BadMessage as exc:
+            raise MalformedReply(f"the worker sent {exc}") from None
+
+    def current_call(self, rid: int, count: int, fallback: int) -> int:
+        """The index of the call in progress, from the worker's progress page if it is sane."""
+        index = self.progress[1]
+        return index if self.progress[0] == rid and fallback <= index < count else fallback
+
+    def death(self, limits: Limits) -> tuple[str, str]:
+        """What ended the worker's channel, and the likely cause (see ``describe_death``)."""
+        return self.process.death(limits)
 
     def find_root(self, contained: bool) -> None:
         """The process that runs the student's code: in a PID namespace, the shim's only child."""
         if contained:
             with contextlib.suppress(OSError, ValueError, IndexError):
-                pid = self.proc.pid
+                pid = self.process.pid
                 children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
                 self.root = int(children[0])
 
     def sweep(self) -> None:
         """Kill what the calls left running below the worker; the worker itself stays."""
-        if proctree.has_strays(self.root, self.proc.pid):
-            proctree.reap(proctree.kill_tree(self.root, include_root=False),
-                          time.monotonic() + 5.0)
+        self.process.sweep(self.root)
 
     def kill(self) -> None:
         """Kill the whole tree, reap it, release every resource. Idempotent."""
-        if self.dead:
+        if self.process.dead:
             return
-        self.dead = True
-        members = proctree.kill_tree(self.proc.pid, include_root=True)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=5)  # after this every orphan has been re-parented to us
-        proctree.reap(members - {self.proc.pid}, time.monotonic() + 5.0)
-        proctree.remove_cgroup(self.cgroup, time.monotonic() + 1.0)
-        self.stop.set()
-        self.drain.join(timeout=2.0)
-        for fd in (self.req_w, self.resp_r, self.pidfd):
-            if fd is not None:
-                os.close(fd)
-        if not self.drain.is_alive():
-            os.close(self.out_r)
+        self.process.kill()
+        self.drained.close()
+        for fd in (self.conn.read_fd, self.conn.write_fd):
+            os.close(fd)
         self.progress.release()
         self._view.release()
         self._map.close()
-        shutil.rmtree(self.tmp, ignore_errors=True)

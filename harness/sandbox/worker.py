@@ -38,7 +38,6 @@ import os
 import resource
 import select
 import signal
-import struct
 import sys
 import threading
 import time
@@ -49,7 +48,6 @@ from typing import NoReturn
 CHUNK_CALLS = 256
 CHUNK_S = 0.05
 CHUNK_BYTES = 1 << 20
-_HEADER = struct.Struct(">I")
 
 # prctl options and the capability ABI (linux/prctl.h, linux/capability.h).
 _PR_SET_PDEATHSIG = 1
@@ -59,6 +57,7 @@ _PR_SET_NO_NEW_PRIVS = 38
 _CAP_VERSION_3 = 0x20080522
 # Namespaces and mounts (linux/sched.h, linux/mount.h, fcntl.h).
 _CLONE_NEWNS, _CLONE_NEWNET, _CLONE_NEWPID = 0x00020000, 0x40000000, 0x20000000
+_CLONE_NEWIPC = 0x08000000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
 _MS_BIND, _MS_REC, _MS_PRIVATE = 4096, 16384, 1 << 18
 _AT_FDCWD, _AT_RECURSIVE, _MOUNT_ATTR_RDONLY = -100, 0x8000, 0x1
@@ -97,13 +96,15 @@ def _user_tasks() -> int:
 
 def _sandbox(libc: ctypes.CDLL, writable: str) -> bool:
     """Best effort, as root: a private mount namespace where everything is read-only except
-    ``writable`` (the worker's temporary directory), and a network namespace with no network.
+    ``writable`` (the worker's temporary directory), a network namespace with no network, and an
+    IPC namespace of its own (SysV shared memory, message queues, semaphores and POSIX message
+    queues the student's code creates are gone with the worker's last process).
 
     So the student's code cannot change the harness, its catalogs, reports or another workspace
     (at import time, say, before the parent loads a catalog). Whether it worked is reported.
     """
-    flags = _CLONE_NEWNS | _CLONE_NEWNET
-    if libc.unshare(flags) != 0 and libc.unshare(_CLONE_NEWNS) != 0:
+    if (libc.unshare(_CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWIPC) != 0
+            and libc.unshare(_CLONE_NEWNS) != 0):
         return False
     if libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
         return False  # never change mounts that propagate back to the host
@@ -196,38 +197,6 @@ def _watch_parent() -> None:
     threading.Thread(target=watch, name="ol-watch-parent", daemon=True).start()
 
 
-class Channel:
-    """Length-prefixed JSON over the two protocol pipes."""
-
-    def __init__(self, request_fd: int, reply_fd: int) -> None:
-        self.request_fd, self.reply_fd = request_fd, reply_fd
-        self._read, self._write, self._loads = os.read, os.write, json.loads
-
-    def _exactly(self, n: int) -> bytes | None:
-        parts, left = [], n
-        while left:
-            data = self._read(self.request_fd, min(left, 1 << 20))
-            if not data:
-                return None
-            parts.append(data)
-            left -= len(data)
-        return b"".join(parts)
-
-    def recv(self) -> dict | None:
-        """The next request, or None when the parent closed the pipe."""
-        header = self._exactly(4)
-        if header is None:
-            return None
-        body = self._exactly(_HEADER.unpack(header)[0])
-        return None if body is None else self._loads(body)
-
-    def send_text(self, text: str) -> None:
-        data = text.encode("utf-8")
-        view = memoryview(_HEADER.pack(len(data)) + data)
-        while view:
-            view = view[self._write(self.reply_fd, view):]
-
-
 def _text(exc: BaseException) -> str:
     """An exception's message; a hostile ``__str__`` must not break the report."""
     try:
@@ -296,7 +265,7 @@ _NUMBERS = (float, int, bool)  # what a request's JSON numbers decode to
 class Server:
     """Answers ``call`` requests with the harness functions captured before the student's import."""
 
-    def __init__(self, channel: Channel, progress_fd: int) -> None:
+    def __init__(self, channel: object, progress_fd: int) -> None:
         from harness import sources
         from harness.sandbox import codec, invoke
 
@@ -513,6 +482,8 @@ def main(argv: list[str]) -> int:
     for fd in (request_fd, reply_fd, progress_fd):
         os.set_inheritable(fd, False)  # a program the student's code execs gets none of them
     sys.path.insert(0, config["repo_root"])
+    from harness.sandbox.protocol import Channel
+
     server = Server(Channel(request_fd, reply_fd), progress_fd)
     sys.path.remove(config["repo_root"])
     _forget_harness()

@@ -50,9 +50,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.sandbox import proctree
 from harness.catalog import collect
 from harness.course import REPO_ROOT, load_course
+from harness.sandbox import proctree
 
 pytestmark = pytest.mark.slow
 
@@ -757,13 +757,10 @@ def test_no_forged_file_anywhere(suite: Suite) -> None:
 
 def test_no_temporary_directory_is_left(suite: Suite) -> None:
     """The workers' directories (where the forged results.json went) and the copies of the
-    workspaces are gone."""
-    left = []
-    for pattern in ("ol-worker-*/**/*", "ol-ws-*/**/*"):
-        for path in Path(tempfile.gettempdir()).glob(pattern):
-            with contextlib.suppress(OSError):
-                if path.is_file() and f"olhx{suite.token}".encode() in path.read_bytes():
-                    left.append(path)
+    workspaces are gone. The session's own temporary directory (tests/conftest.py), listed, never
+    walked: a hostile tree may be thousands of levels deep."""
+    left = [e.name for e in os.scandir(tempfile.gettempdir())
+            if e.name.startswith(("ol-worker-", "ol-ws-"))]
     assert left == []
 
 

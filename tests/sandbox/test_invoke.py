@@ -16,7 +16,14 @@ import pytest
 from harness.course import REPO_ROOT, load_course
 from harness.model import CaseInfo, Kind, Outcome
 from harness.runner import run_case
-from harness.sandbox.invoke import EXITED, RAISED, RETURNED, call, invoke, invoke_encoded
+from harness.sandbox.invoke import (
+    EXITED,
+    RAISED,
+    RETURNED,
+    call,
+    invoke,
+    invoke_encoded,
+)
 from harness.target import InProcessTarget, TargetTimedOut
 
 LOOPING = '''
@@ -108,7 +115,8 @@ def test_a_looping_map_finishes_in_a_fresh_process():
                           lambda t: t.map("spin", [(0.5,), (0.6,), (0.7,)]), target, 0.5)
         print(result.outcome.value)
     ''')
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True,
+                          timeout=60)
     assert done.stdout.strip() == "timeout", done.stderr
 
 

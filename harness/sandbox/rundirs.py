@@ -1,0 +1,141 @@
+"""Folders and cgroups of a run, named by the process that owns them, and the sweep of the dead.
+
+Every temporary folder ol makes for code under test (a worker's home, a workspace's copy, a
+grading or ``--mine`` directory) and every pids cgroup is named ``ol-KIND-PID.START-RANDOM``: the
+owner's pid and its start time (clock ticks since boot, field 22 of ``/proc/PID/stat``), so a
+reused pid is never taken for the owner. An owner killed with SIGKILL cleans nothing up; the next
+ol process that starts code under test calls ``sweep`` once, which removes the folders and
+cgroups of every owner that is gone (killing what still runs in such a cgroup first).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import re
+import secrets
+import signal
+import tempfile
+import time
+from pathlib import Path
+
+from harness.sandbox.fs import remove_tree
+
+_NAME = re.compile(r"^ol-[a-z]+(?:-[a-z]+)*-(\d+)\.(\d+)-[0-9a-z_]+$")
+
+
+def start_time(pid: int) -> int | None:
+    """The start time of ``pid`` in clock ticks since boot; None if there is no such process."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+        return int(data[data.rindex(b")") + 2:].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+@functools.cache
+def _owner_tag() -> str:
+    return f"{os.getpid()}.{start_time(os.getpid()) or 0}"
+
+
+def owner_tag() -> str:
+    """``PID.START`` of this process (computed again in a forked child)."""
+    if _owner_tag().split(".", 1)[0] != str(os.getpid()):
+        _owner_tag.cache_clear()
+    return _owner_tag()
+
+
+def run_dir(kind: str, parent: str | Path | None = None) -> Path:
+    """A new private folder ``ol-KIND-PID.START-RANDOM`` (mode 0700) in ``parent`` (default: the
+    temporary directory); ``sweep`` removes it once this process is gone."""
+    return Path(tempfile.mkdtemp(prefix=f"ol-{kind}-{owner_tag()}-", dir=parent))
+
+
+def cgroup_name(kind: str) -> str:
+    return f"ol-{kind}-{owner_tag()}-{secrets.token_hex(6)}"
+
+
+def owner_alive(name: str) -> bool:
+    """Whether the owner named in ``name`` still runs (a name of another form: True, kept)."""
+    match = _NAME.match(name)
+    if match is None:
+        return True
+    pid, start = int(match.group(1)), int(match.group(2))
+    return start_time(pid) == start
+
+
+def tag_of(pid: int) -> str | None:
+    """``PID.START`` of a process that still exists (a zombie included)."""
+    start = start_time(pid)
+    return None if start is None else f"{pid}.{start}"
+
+
+def sweep_folders(parent: str | Path | None = None, owner: str | None = None) -> list[str]:
+    """Remove the run folders in ``parent`` (default: the temporary directory) whose owner is
+    gone, or (``owner``, a ``PID.START`` tag) that one dead owner's; the names removed."""
+    parent = Path(parent or tempfile.gettempdir())
+    removed = []
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not entry.name.startswith("ol-"):
+            continue
+        if owner is not None and f"-{owner}-" not in entry.name:
+            continue
+        if owner is not None or not owner_alive(entry.name):
+            with contextlib.suppress(OSError):
+                if entry.is_dir(follow_symlinks=False) and remove_tree(entry.path):
+                    removed.append(entry.name)
+    return removed
+
+
+def sweep_cgroups(parent: str | None) -> list[str]:
+    """Remove the cgroups below ``parent`` whose owner is gone, killing their tasks first."""
+    removed: list[str] = []
+    if parent is None:
+        return removed
+    try:
+        entries = [e for e in os.scandir(parent) if e.name.startswith("ol-")]
+    except OSError:
+        return removed
+    for entry in entries:
+        if owner_alive(entry.name) or not entry.is_dir(follow_symlinks=False):
+            continue
+        if remove_cgroup(entry.path, time.monotonic() + 1.0, kill=True):
+            removed.append(entry.name)
+    return removed
+
+
+def remove_cgroup(path: str | None, deadline: float, kill: bool = False) -> bool:
+    """Remove a cgroup once its last task is gone (EBUSY until then); ``kill``: SIGKILL what still
+    runs in it first. Whether it is gone."""
+    if path is None:
+        return True
+    while True:
+        if kill:
+            with contextlib.suppress(OSError, ValueError):
+                for pid in Path(path, "cgroup.procs").read_text().split():
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(int(pid), signal.SIGKILL)
+        try:
+            os.rmdir(path)
+            return True
+        except FileNotFoundError:
+            return True
+        except OSError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.005)
+
+
+@functools.cache
+def sweep_once() -> None:
+    """The sweep, once per process: the temporary directory and the pids cgroups."""
+    from harness.sandbox.proctree import pids_parent
+
+    sweep_folders()
+    sweep_cgroups(pids_parent())
