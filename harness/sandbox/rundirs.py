@@ -25,12 +25,14 @@ from harness.sandbox.fs import remove_tree
 _NAME = re.compile(r"^ol-[a-z]+(?:-[a-z]+)*-(\d+)\.(\d+)-[0-9a-z_]+$")
 
 
-def start_time(pid: int) -> int | None:
-    """The start time of ``pid`` in clock ticks since boot; None if there is no such process."""
+def start_time(pid: int, zombie: bool = True) -> int | None:
+    """The start time of ``pid`` in clock ticks since boot; None if there is no such process (or,
+    unless ``zombie``, if it is a zombie: dead, only not reaped yet)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             data = f.read()
-        return int(data[data.rindex(b")") + 2:].split()[19])
+        fields = data[data.rindex(b")") + 2:].split()
+        return None if fields[0] == b"Z" and not zombie else int(fields[19])
     except (OSError, ValueError, IndexError):
         return None
 
@@ -63,7 +65,7 @@ def owner_alive(name: str) -> bool:
     if match is None:
         return True
     pid, start = int(match.group(1)), int(match.group(2))
-    return start_time(pid) == start
+    return start_time(pid, zombie=False) == start
 
 
 def tag_of(pid: int) -> str | None:

@@ -57,7 +57,9 @@ _PR_SET_NO_NEW_PRIVS = 38
 _CAP_VERSION_3 = 0x20080522
 # Namespaces and mounts (linux/sched.h, linux/mount.h, fcntl.h).
 _CLONE_NEWNS, _CLONE_NEWNET, _CLONE_NEWPID = 0x00020000, 0x40000000, 0x20000000
-_CLONE_NEWIPC = 0x08000000
+_CLONE_NEWIPC, _CLONE_NEWUSER = 0x08000000, 0x10000000
+_KEYCTL_JOIN_SESSION_KEYRING = 1
+_SYS_KEYCTL = {"x86_64": 250, "aarch64": 219}.get(os.uname().machine)
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
 _MS_BIND, _MS_REC, _MS_PRIVATE = 4096, 16384, 1 << 18
 _AT_FDCWD, _AT_RECURSIVE, _MOUNT_ATTR_RDONLY = -100, 0x8000, 0x1
@@ -92,6 +94,27 @@ def _user_tasks() -> int:
         except (OSError, KeyError, ValueError, IndexError):
             continue
     return count
+
+
+def _user_namespace(libc: ctypes.CDLL) -> bool:
+    """Best effort: a user namespace of its own, the same uid and gid inside as outside (files
+    keep their owners). For root it is a prison: no capability reaches the host any more, and
+    keys the student's code adds to the user keyrings die with the namespace. For any other user
+    it is what makes the namespaces below possible without privileges (where the kernel allows
+    unprivileged user namespaces). Must run single-threaded."""
+    uid, gid = os.geteuid(), os.getegid()
+    if libc.unshare(_CLONE_NEWUSER) != 0:
+        return False
+    try:
+        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
+                           ("gid_map", f"{gid} {gid} 1")):
+            with open(f"/proc/self/{name}", "w", encoding="ascii") as f:
+                f.write(text)
+    except OSError:
+        return True  # unmapped: still no host capability; the mounts below may then fail
+    if _SYS_KEYCTL is not None:  # a session keyring of its own too (not the harness's)
+        libc.syscall(_SYS_KEYCTL, _KEYCTL_JOIN_SESSION_KEYRING, None)
+    return True
 
 
 def _sandbox(libc: ctypes.CDLL, writable: str) -> bool:
@@ -466,6 +489,7 @@ def harden(config: dict) -> tuple[bool, bool]:
             f.write(str(os.getpid()))
     _set_limits(config["limits"])
     libc = ctypes.CDLL(None, use_errno=True)
+    _user_namespace(libc)
     sandboxed = _sandbox(libc, os.getcwd())
     contained = sandboxed and _contain(libc)  # the new /proc must stay in the private mounts
     _drop_privileges(libc)
