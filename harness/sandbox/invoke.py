@@ -90,22 +90,39 @@ def invoke_immutable(fn: Any, args: tuple, kwargs: dict, register: Any, replies:
     return reply
 
 
+# The checks below run next to the code under test. Everything they call is bound here, when the
+# worker imports this module, before the student's module loads: replacing ``numpy.shares_memory``,
+# ``builtins.isinstance`` or ``operator.is_not`` afterwards changes nothing they do (what remains
+# possible is in docs/isolation.md).
+_ndarray, _list, _tuple, _shares_memory = np.ndarray, list, tuple, np.shares_memory
+_tobytes, _dtype_str = np.ndarray.tobytes, np.dtype.str.__get__
+_type, _len, _enumerate, _any, _map, _is_not = type, len, enumerate, any, map, operator.is_not
+_isinstance, _all = isinstance, all
+_shape = np.ndarray.shape.__get__
+_dtype = np.ndarray.dtype.__get__
+_SCALARS = (int, float, bool)
+
+
+def _is_array(value: Any) -> bool:
+    return _isinstance(value, _ndarray)
+
+
 def snapshot(args: tuple) -> list[tuple[int, Any]]:
     """Copies of the mutable arguments (arrays, lists), to tell afterwards if one was changed."""
     snaps = []
-    for i, arg in enumerate(args):
-        if isinstance(arg, np.ndarray):
-            snaps.append((i, (arg.shape, arg.dtype.str, arg.tobytes())))
-        elif type(arg) is list:
-            snaps.append((i, list(arg)))
+    for i, arg in _enumerate(args):
+        if _is_array(arg):
+            snaps.append((i, (_shape(arg), _dtype_str(_dtype(arg)), _tobytes(arg))))
+        elif _type(arg) is _list:
+            snaps.append((i, _list(arg)))
     return snaps
 
 
 def changed(arg: Any, snap: Any) -> bool:
-    if isinstance(arg, np.ndarray):
-        return (arg.shape, arg.dtype.str, arg.tobytes()) != snap
+    if _is_array(arg):
+        return (_shape(arg), _dtype_str(_dtype(arg)), _tobytes(arg)) != snap
     # A list changed in place if any element was replaced (or added, or removed).
-    return len(arg) != len(snap) or any(map(operator.is_not, arg, snap))
+    return _len(arg) != _len(snap) or _any(_map(_is_not, arg, snap))
 
 
 PLAIN = (int, float, bool, np.bool_, np.int64, np.float64)
@@ -113,16 +130,15 @@ PLAIN = (int, float, bool, np.bool_, np.int64, np.float64)
 
 def aliases(result: Any, args: tuple, depth: int = 0) -> bool:
     """Whether ``result`` is, holds, or shares memory with one of ``args``."""
-    if depth > 2 or type(result) in PLAIN:
+    if depth > 2 or _type(result) in PLAIN:
         return False
-    if type(result) is tuple and all(type(r) in PLAIN for r in result):
+    if _type(result) is _tuple and _all(_type(r) in PLAIN for r in result):
         return False
-    if isinstance(result, (tuple, list)) and not any(result is a for a in args):
-        return any(aliases(r, args, depth + 1) for r in result[:16])
+    if _isinstance(result, (_tuple, _list)) and not _any(result is a for a in args):
+        return _any(aliases(r, args, depth + 1) for r in result[:16])
     for arg in args:
-        if result is arg and not isinstance(arg, (int, float, bool)):
+        if result is arg and not _isinstance(arg, _SCALARS):
             return True
-        if (isinstance(result, np.ndarray) and isinstance(arg, np.ndarray)
-                and np.shares_memory(result, arg, max_work=10**6)):
+        if _is_array(result) and _is_array(arg) and _shares_memory(result, arg, max_work=10**6):
             return True
     return False

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import importlib
 import json
 import mmap
@@ -511,6 +512,10 @@ def main(argv: list[str]) -> int:
     server = Server(Channel(request_fd, reply_fd), progress_fd)
     sys.path.remove(config["repo_root"])
     _forget_harness()
+    # What the server holds (its functions, their globals, the captured checks) moves to the
+    # permanent generation: gc.get_objects() and gc.get_referrers() no longer list it.
+    gc.collect()
+    gc.freeze()
     sys.path.insert(0, config["python_dir"])
     server.module, problem = _import(config["import_name"], config["python_dir"])
     ready = {"op": "ready", "problem": problem, "sandboxed": sandboxed, "contained": contained}
