@@ -31,11 +31,12 @@ from harness.course import Module, load_course
 from harness.errors import HarnessError
 from harness.gradebook import (
     Gradebook,
-    content_hash,
     open_gradebook,
-    pack_tree,
+    refusal_digest,
+    renamed,
     submissions_in,
 )
+from harness.sandbox.staging import stage
 
 EXIT_DONE, EXIT_INTERNAL = 0, 3
 DEFAULT_SUBMISSION_TIMEOUT_S = 600.0
@@ -44,7 +45,8 @@ LOCK_NAME = ".ol-grade.lock"
 
 @dataclass(frozen=True)
 class Job:
-    """One submission to grade: its name, folder, content hash and (for Dask) its files."""
+    """One submission to grade: its name, folder, content hash and (for Dask) its staged
+    files."""
 
     name: str
     path: Path
@@ -67,26 +69,37 @@ class Plan:
 def plan(folder: Path, book: Gradebook, keep_files: bool = False) -> Plan:
     """What to grade now: every submission without a current row in the gradebook.
 
-    The files are kept in the jobs only when they travel with them (Dask)."""
+    Each submission's ``python/`` tree is staged here (``harness.sandbox.staging``) whatever the
+    executor: a tree it refuses gets its row now, keyed by the refusal, so both executors write
+    the same row and a rerun finds it current. The files are kept in the jobs only when they
+    travel with them (Dask)."""
     result = Plan([], [], [])
-    for path in submissions_in(folder):
-        if path.resolve() == book.out.resolve():
-            continue  # the gradebook's own folder, when --out is inside the submissions
-        name = path.name
+    for name, path in graded_submissions(folder, book.out):
         try:
-            files = pack_tree(path)
+            staged = stage(path)
         except HarnessError as exc:
-            result.rejected.append(_setup_row(name, "", exc.message))
+            digest = refusal_digest(exc.message)
+            if book.is_current(name, digest):
+                result.unchanged.append(name)
+            else:
+                result.rejected.append(_setup_row(name, digest, exc.message))
             continue
-        digest = content_hash(files)
-        if book.is_current(name, digest):
+        if book.is_current(name, staged.digest):
             result.unchanged.append(name)
-        elif not (path / "python" / "tinyllm").is_dir():
+        elif not (path / "python" / "tinyllm").is_dir():  # python/ is no link: staging said so
             result.rejected.append(_setup_row(
-                name, digest, f"{name} is not a workspace: it has no python/tinyllm"))
+                name, staged.digest, f"{name} is not a workspace: it has no python/tinyllm"))
         else:
-            result.jobs.append(Job(name, path, digest, files if keep_files else {}))
+            result.jobs.append(Job(name, path, staged.digest,
+                                   staged.files if keep_files else {}))
     return result
+
+
+def graded_submissions(folder: Path, out: Path) -> list[tuple[str, Path]]:
+    """The submissions of ``folder`` without the gradebook's own folder (when ``--out`` is in
+    it)."""
+    own = out.resolve()
+    return [(name, path) for name, path in submissions_in(folder) if path.resolve() != own]
 
 
 def _setup_row(name: str, digest: str, message: str) -> dict[str, Any]:
@@ -235,7 +248,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
 def _grade(args: argparse.Namespace, module: Module, folder: Path, book: Gradebook,
            settings: dict[str, Any]) -> int:
     todo = plan(folder, book, keep_files=args.executor == "dask")
-    names = {p.name for p in submissions_in(folder) if p.resolve() != book.out.resolve()}
+    names = {name for name, _ in graded_submissions(folder, book.out)}
     workers = args.jobs or os.cpu_count() or 1
     where = (f"Dask scheduler {args.scheduler}" if args.scheduler else
              f"a local Dask cluster of {workers}" if args.executor == "dask" else f"{workers} jobs")
@@ -248,6 +261,7 @@ def _grade(args: argparse.Namespace, module: Module, folder: Path, book: Gradebo
         progress.show(book.rows[row["submission"]])
 
     def done(job: Job, row: dict[str, Any]) -> None:
+        row = renamed(row, str(job.path), job.name)  # Dask named it on its worker
         run = row.pop("run", None)
         if run is not None:
             _write_run(book.out, job.name, run)

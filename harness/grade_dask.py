@@ -1,7 +1,8 @@
 """``ol grade --executor dask``: the same grading slots, on the workers of a Dask cluster.
 
-Each submission travels with the task as its packed ``python/`` tree (the bytes that were
-hashed), so the workers need no shared file system, only ``ol`` installed (``pip install
+Each submission travels with the task as its staged ``python/`` tree (``harness.sandbox.
+staging``: the ``.py`` files whose bytes were hashed, after the same refusals as the local
+executor's), so the workers need no shared file system, only ``ol`` installed (``pip install
 "ol[dask]"``) at the same version. On a worker, a ``WorkerPlugin`` keeps a pool of grading slots
 (``harness.grade_slots``), one per task running at once, so the imports are paid once per slot
 there too, and a submission past its budget is killed there without harming the worker. Without
@@ -11,8 +12,6 @@ there too, and a submission past its budget is killed there without harming the 
 from __future__ import annotations
 
 import contextlib
-import json
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -48,8 +47,13 @@ class SlotKeeper(WorkerPlugin):  # type: ignore[misc,valid-type]
 
 
 def grade_shipped(request: dict[str, Any], files: dict[str, bytes], budget: float) -> dict:
-    """On a Dask worker: write the submission to a temporary workspace and grade it in a slot."""
+    """On a Dask worker: write the submission to a temporary workspace and grade it in a slot.
+
+    The row names the submission, not the folder it was graded in here: it is the row the local
+    executor writes for the same submission."""
     from harness.grade_slots import SlotPool, materialize
+    from harness.gradebook import renamed
+    from harness.sandbox.fs import remove_tree
 
     keeper = None
     with contextlib.suppress(ImportError, ValueError):
@@ -69,10 +73,8 @@ def grade_shipped(request: dict[str, Any], files: dict[str, bytes], budget: floa
     finally:
         if own and pool is not None:
             pool.close()
-        shutil.rmtree(tmp, ignore_errors=True)
-    # Messages and labels name the submission, not the folder it was graded in on the worker.
-    text = json.dumps(row).replace(json.dumps(str(root))[1:-1], json.dumps(request["id"])[1:-1])
-    return json.loads(text)
+        remove_tree(tmp)
+    return renamed(row, str(root), request["id"])
 
 
 def _client(scheduler: str | None, workers: int):

@@ -1,0 +1,152 @@
+"""``ol grade`` over submissions that are wrong as trees, not as code.
+
+Every submission is read once, by ``harness.sandbox.staging``: the local executor and the Dask one
+see the same tree and refuse the same things, so they write the same rows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.course import REFERENCE_DIR
+from harness.gradebook import JSON_NAME
+from harness.sandbox.fs import remove_tree
+from harness.sandbox.staging import MAX_DEPTH
+
+PROB = "python/tinyllm/prob"
+REJECTION = f"{PROB}/rejection.py"
+
+
+@pytest.fixture(autouse=True)
+def _no_deep_tree_left(tmp_path):
+    """pytest's own clean-up of old temporary folders recurses (``shutil.rmtree``) and would
+    fail on the deep trees made here: they go now, through the iterative ``remove_tree``."""
+    yield
+    remove_tree(tmp_path)
+
+
+def submission(folder: Path, name: str | bytes) -> Path:
+    """A copy of the reference workspace (a correct M07.6); a bytes ``name`` is used as is."""
+    folder.mkdir(parents=True, exist_ok=True)
+    root = Path(os.fsdecode(os.path.join(os.fsencode(folder), os.fsencode(name))))
+    shutil.copytree(REFERENCE_DIR / "python", root / "python",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return root
+
+
+def deep_tree(top: Path, depth: int) -> None:
+    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(depth):
+            os.mkdir("d", dir_fd=fd)
+            child = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    finally:
+        os.close(fd)
+
+
+def grade(folder: Path, out: Path, *extra: str) -> int:
+    return main(["grade", "M07.6", str(folder), "--out", str(out), *extra])
+
+
+def rows(out: Path) -> dict[str, dict]:
+    found = json.loads((out / JSON_NAME).read_text(encoding="utf-8"))["submissions"]
+    names = [r["submission"] for r in found]
+    assert len(names) == len(set(names)), f"duplicate rows: {names}"
+    return {r["submission"]: r for r in found}
+
+
+# -- submissions that are wrong as trees -----------------------------------------------------------
+
+def link_file(root: Path) -> None:
+    outside = root.parent.parent / "outside-rejection.py"
+    shutil.copyfile(root / REJECTION, outside)
+    (root / REJECTION).unlink()
+    (root / REJECTION).symlink_to(outside)  # the reference's own bytes, through a link
+
+
+def link_folder(root: Path) -> None:
+    outside = root.parent.parent / "outside-folder"
+    outside.mkdir(exist_ok=True)
+    (root / "python" / "tinyllm" / "extra").symlink_to(outside)
+
+
+def fifo(root: Path) -> None:
+    os.mkfifo(root / PROB / "pipe")
+
+
+def deep(root: Path) -> None:
+    deep_tree(root / "python" / "tinyllm", 1200)
+
+
+def folder_not_utf8(root: Path) -> None:
+    os.mkdir(os.fsencode(root / "python" / "tinyllm") + b"/caf\xe9")
+
+
+def file_not_utf8(root: Path) -> None:
+    with open(os.fsencode(root / PROB) + b"/notes\xff.txt", "wb") as fh:
+        fh.write(b"notes")
+
+
+def shadowing_package(root: Path) -> None:
+    (root / PROB / "rejection").mkdir()
+    (root / PROB / "rejection" / "__init__.py").write_text(
+        "from tinyllm.prob.categorical import *  # imported instead of rejection.py\n")
+
+
+def extension(root: Path) -> None:
+    (root / PROB / "rejection.cpython-311-x86_64-linux-gnu.so").write_bytes(b"\x7fELF\2\1\1")
+
+
+BAD_TREES = {  # name: (how, the start of its row's message)
+    "link-file": (link_file, f"{REJECTION} is a symbolic link"),
+    "link-folder": (link_folder, "python/tinyllm/extra is a symbolic link"),
+    "fifo": (fifo, f"{PROB}/pipe is not a regular file or folder"),
+    "deep": (deep, "python/tinyllm/" + "d/" * (MAX_DEPTH - 1) + "d is more than 16 folders deep"),
+    "folder-not-utf8": (folder_not_utf8, r"python/tinyllm/caf\xe9 has a name that is not valid"),
+    "file-not-utf8": (file_not_utf8, rf"{PROB}/notes\xff.txt has a name that is not valid UTF-8"),
+    "shadowing-package": (shadowing_package, f"{PROB}/rejection/ is a folder beside rejection.py"),
+    "extension": (extension, (f"{PROB}/rejection.cpython-311-x86_64-linux-gnu.so is a compiled "
+                              "extension: ol imports only Python source")),
+}
+
+@pytest.mark.slow
+def test_both_executors_write_the_same_rows(tmp_path, capsys):
+    distributed = pytest.importorskip("distributed")
+    folder = tmp_path / "subs"
+    expected = {}
+    for name, (how, message) in BAD_TREES.items():
+        how(submission(folder, name))
+        expected[name] = ("error", message)
+    for name in ("correct-a", "correct-b"):
+        submission(folder, name)
+        expected[name] = ("pass", "")
+    books = {"local": tmp_path / "local", "dask": tmp_path / "dask"}
+    assert grade(folder, books["local"], "--jobs", "2") == 0, capsys.readouterr()
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        code = grade(folder, books["dask"], "--executor", "dask",
+                     "--scheduler", cluster.scheduler_address)
+    assert code == 0, capsys.readouterr()
+    fields = ("verdict", "message", "passed", "failed", "tests", "content_hash")
+    by = {how: {n: {f: r[f] for f in fields} for n, r in rows(out).items()}
+          for how, out in books.items()}
+    assert by["local"] == by["dask"]
+    for name, (verdict, message) in expected.items():
+        row = by["local"][name]
+        assert row["verdict"] == verdict, (name, row["message"])
+        assert row["message"].startswith(message), (name, row["message"])
+    runs = {how: {p.name: json.loads(p.read_text(encoding="utf-8"))
+                  for p in (out / "runs").iterdir()} for how, out in books.items()}
+    assert runs["local"].keys() == runs["dask"].keys()
+    for name, run in runs["local"].items():  # the same runs, the times aside
+        other = runs["dask"][name]
+        assert run["target"] == other["target"] and run["verdict"] == other["verdict"]
+        assert [t["message"] for t in run["tests"]] == [t["message"] for t in other["tests"]]
