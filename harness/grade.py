@@ -31,6 +31,7 @@ from harness.course import Module, load_course
 from harness.errors import HarnessError
 from harness.gradebook import (
     Gradebook,
+    clean,
     open_gradebook,
     refusal_digest,
     renamed,
@@ -41,12 +42,13 @@ from harness.sandbox.staging import stage
 EXIT_DONE, EXIT_INTERNAL = 0, 3
 DEFAULT_SUBMISSION_TIMEOUT_S = 600.0
 LOCK_NAME = ".ol-grade.lock"
+MAX_RUN_NAME = 200  # bytes of a runs/NAME.json name; longer names are cut and given a hash
 
 
 @dataclass(frozen=True)
 class Job:
-    """One submission to grade: its name, folder, content hash and (for Dask) its staged
-    files."""
+    """One submission to grade: its name (as text), folder, content hash and (for Dask) its
+    staged files."""
 
     name: str
     path: Path
@@ -97,9 +99,23 @@ def plan(folder: Path, book: Gradebook, keep_files: bool = False) -> Plan:
 
 def graded_submissions(folder: Path, out: Path) -> list[tuple[str, Path]]:
     """The submissions of ``folder`` without the gradebook's own folder (when ``--out`` is in
-    it)."""
+    it), and without a second folder shown under the same name (said on stderr)."""
     own = out.resolve()
-    return [(name, path) for name, path in submissions_in(folder) if path.resolve() != own]
+    found, seen = [], set()
+    for name, path in submissions_in(folder):
+        if path.resolve() == own:
+            continue
+        if name in seen:
+            print(f"ol: two submission folders are both named {name} in the gradebook; "
+                  f"{_shown(path)} is not graded (rename it)", file=sys.stderr)
+            continue
+        seen.add(name)
+        found.append((name, path))
+    return found
+
+
+def _shown(path: Path) -> str:
+    return clean(str(path))
 
 
 def _setup_row(name: str, digest: str, message: str) -> dict[str, Any]:
@@ -137,6 +153,14 @@ def run_local(module: Module, jobs: list[Job], settings: dict[str, Any], workers
 
 # -- progress ------------------------------------------------------------------------------------
 
+def say(text: str, stream=None) -> None:
+    """Print ``text`` as the stream can encode it (what it cannot, as escapes), flushed."""
+    stream = stream if stream is not None else sys.stdout
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    text = clean(text).encode(encoding, "backslashreplace").decode(encoding, "replace")
+    print(text, file=stream, flush=True)
+
+
 class Progress:
     """A line per graded submission on stdout; on a terminal, a bar with an ETA below them."""
 
@@ -159,8 +183,8 @@ class Progress:
         if self.tty:
             self.bar.write("\r\x1b[K")
             self.bar.flush()
-        print(f"  [{self.done:>{width}}/{self.total}] {row['submission']:<20} {row['verdict']:<8} "
-              f"{what}".rstrip(), flush=True)
+        say(f"  [{self.done:>{width}}/{self.total}] {row['submission']:<20} {row['verdict']:<8} "
+            f"{what}".rstrip())
         if self.tty:
             self._draw()
 
@@ -248,20 +272,20 @@ def cmd_grade(args: argparse.Namespace) -> int:
 def _grade(args: argparse.Namespace, module: Module, folder: Path, book: Gradebook,
            settings: dict[str, Any]) -> int:
     todo = plan(folder, book, keep_files=args.executor == "dask")
-    names = {name for name, _ in graded_submissions(folder, book.out)}
+    names = {*todo.unchanged, *(r["submission"] for r in todo.rejected),
+             *(j.name for j in todo.jobs)}
     workers = args.jobs or os.cpu_count() or 1
     where = (f"Dask scheduler {args.scheduler}" if args.scheduler else
              f"a local Dask cluster of {workers}" if args.executor == "dask" else f"{workers} jobs")
-    print(f"ol grade {module.id}: {_count(len(names), 'submission')} in {folder}; "
-          f"{len(todo.unchanged)} unchanged since graded, {len(todo.jobs)} to check on {where}",
-          flush=True)
+    say(f"ol grade {module.id}: {_count(len(names), 'submission')} in {_shown(folder)}; "
+        f"{len(todo.unchanged)} unchanged since graded, {len(todo.jobs)} to check on {where}")
     progress = Progress(len(todo.jobs) + len(todo.rejected))
     for row in todo.rejected:
         book.record(row)
         progress.show(book.rows[row["submission"]])
 
     def done(job: Job, row: dict[str, Any]) -> None:
-        row = renamed(row, str(job.path), job.name)  # Dask named it on its worker
+        row = clean(renamed(row, str(job.path), job.name))  # Dask named it on its worker
         run = row.pop("run", None)
         if run is not None:
             _write_run(book.out, job.name, run)
@@ -292,19 +316,31 @@ def _write_run(out: Path, name: str, run: dict[str, Any]) -> None:
 
     from harness.report.io import write_atomic
 
-    write_atomic(out / "runs" / f"{name}.json",
-                 json.dumps(run, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+    write_atomic(out / "runs" / run_file_name(name),
+                 json.dumps(clean(run), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+
+
+def run_file_name(name: str) -> str:
+    """``NAME.json``; a name over ``MAX_RUN_NAME`` bytes is cut, and a hash of it keeps it apart
+    from the others (a file name has at most 255 bytes, and ``write_atomic`` adds to it)."""
+    import hashlib
+
+    raw = clean(name).encode("utf-8")
+    if len(raw) <= MAX_RUN_NAME:
+        return f"{clean(name)}.json"
+    cut = raw[:MAX_RUN_NAME - 17].decode("utf-8", "ignore")
+    return f"{cut}-{hashlib.sha256(raw).hexdigest()[:16]}.json"
 
 
 def _summary(book: Gradebook, names: set[str], checked: int, seconds: float) -> int:
     rows = [book.rows[n] for n in sorted(names) if n in book.rows]
     counts = {v: sum(r["verdict"] == v for r in rows) for v in ("pass", "fail", "error", "internal")}
     shown = ", ".join(f"{n} {v}" for v, n in counts.items() if n or v != "internal")
-    print(f"{book.module}: {_count(len(rows), 'submission')}: {shown}")
+    say(f"{book.module}: {_count(len(rows), 'submission')}: {shown}")
     if checked:
         rate = checked / seconds * 60 if seconds > 0 else 0.0
-        print(f"checked {checked} in {seconds:.1f} s ({rate:.1f} submissions/minute)")
-    print(f"wrote {book.json_path} and {book.csv_path}")
+        say(f"checked {checked} in {seconds:.1f} s ({rate:.1f} submissions/minute)")
+    say(f"wrote {_shown(book.json_path)} and {_shown(book.csv_path)}")
     if counts["internal"]:
         print(f"ol: the harness could not grade {counts['internal']} submission(s) (verdict "
               "internal); run the same command again to grade them", file=sys.stderr)

@@ -49,10 +49,10 @@ class SlotKeeper(WorkerPlugin):  # type: ignore[misc,valid-type]
 def grade_shipped(request: dict[str, Any], files: dict[str, bytes], budget: float) -> dict:
     """On a Dask worker: write the submission to a temporary workspace and grade it in a slot.
 
-    The row names the submission, not the folder it was graded in here: it is the row the local
-    executor writes for the same submission."""
+    The row names the submission, not the folder it was graded in here, and holds valid text
+    only, so it is the row the local executor writes for the same submission."""
     from harness.grade_slots import SlotPool, materialize
-    from harness.gradebook import renamed
+    from harness.gradebook import clean, renamed
     from harness.sandbox.fs import remove_tree
 
     keeper = None
@@ -74,7 +74,7 @@ def grade_shipped(request: dict[str, Any], files: dict[str, bytes], budget: floa
         if own and pool is not None:
             pool.close()
         remove_tree(tmp)
-    return renamed(row, str(root), request["id"])
+    return clean(renamed(row, str(root), request["id"]))
 
 
 def _client(scheduler: str | None, workers: int):

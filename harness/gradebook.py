@@ -9,6 +9,8 @@ the refusal when staging refused the tree; together with the *context* (module, 
 limits, the catalog's own source and the harness version) it says whether the row is still
 valid. A valid row is never graded again; a stale one is replaced, so a submission has one row
 at most.
+Every string is made valid text before it is written (``clean``), so no message or folder name a
+submission brings can stop the writers.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from harness import __version__
 from harness.course import PACKAGE_DIR, Module
 from harness.errors import HarnessError
 from harness.model import FORMAT_VERSION
+from harness.sandbox.staging import as_text, text_of_name
 
 JSON_NAME, CSV_NAME = "gradebook.json", "gradebook.csv"
 KIND = "ol-gradebook"
@@ -39,20 +42,37 @@ FIXED_COLUMNS = ("submission", "verdict", "passed", "failed", "time_s", "message
 
 def submissions_in(folder: Path) -> list[tuple[str, Path]]:
     """The submissions: every subdirectory of ``folder`` not starting with a dot, as
-    ``(name, path)`` by name."""
+    ``(name, path)`` by name. The name is the folder's name as text (``text_of_name``: bytes
+    that are not UTF-8 as ``\\xff``), the one the gradebook shows and keys its row by."""
     try:
         entries = list(os.scandir(folder))
     except OSError as exc:
-        raise HarnessError(f"cannot list {folder}: {exc.strerror or exc}",
+        raise HarnessError(f"cannot list {text_of_name(str(folder))}: {exc.strerror or exc}",
                            "give the folder that holds one workspace per student") from None
-    found = [(e.name, Path(e.path)) for e in entries
+    found = [(text_of_name(e.name), Path(e.path)) for e in entries
              if not e.name.startswith(".") and e.is_dir(follow_symlinks=False)]
-    return sorted(found, key=lambda item: item[0])
+    return sorted(found, key=lambda item: (item[0], os.fsencode(item[1].name)))
 
 
 def refusal_digest(message: str) -> str:
     """The key of a row whose tree staging refused: the same refusal, the same key."""
-    return "refused-" + hashlib.sha256(message.encode("utf-8", "backslashreplace")).hexdigest()[:48]
+    return "refused-" + hashlib.sha256(clean(message).encode("utf-8")).hexdigest()[:48]
+
+
+# -- text that can always be written ---------------------------------------------------------------
+
+def clean(value: Any) -> Any:
+    """``value`` with every string made valid text (``staging.as_text``): a lone surrogate (from
+    an exception message, say) becomes its escape, ``\\ud800``. Dicts, lists and tuples are
+    cleaned throughout; what is valid already is returned as it is, so cleaning twice changes
+    nothing."""
+    if isinstance(value, str):
+        return as_text(value)
+    if isinstance(value, dict):
+        return {clean(k): clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [clean(v) for v in value]
+    return value
 
 
 def renamed(row: dict[str, Any], root: str, name: str) -> dict[str, Any]:
@@ -104,8 +124,8 @@ class Gradebook:
 
     def record(self, row: dict[str, Any]) -> None:
         """Add or replace the row of one submission, then write both files."""
-        row = dict(row, context=self.context,
-                   graded_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
+        row = clean(dict(row, context=self.context,
+                         graded_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds")))
         self.rows[row["submission"]] = row
         self.save()
 
@@ -138,14 +158,14 @@ class Gradebook:
     def save(self) -> None:
         from harness.report.io import write_atomic
 
-        write_atomic(self.json_path, json.dumps(self.to_json(), indent=1, ensure_ascii=False,
-                                                allow_nan=False) + "\n")
-        write_atomic(self.csv_path, self.to_csv())
+        write_atomic(self.json_path, json.dumps(clean(self.to_json()), indent=1,
+                                                ensure_ascii=False, allow_nan=False) + "\n")
+        write_atomic(self.csv_path, clean(self.to_csv()))
 
 
 def _cell(text: str) -> str:
     """Text a spreadsheet shows as text: one line, and no formula (OWASP's CSV injection rule)."""
-    text = " ".join(str(text).split())
+    text = " ".join(clean(str(text)).split())
     return "'" + text if text[:1] in ("=", "+", "-", "@") else text
 
 

@@ -62,17 +62,30 @@ def digest(files: dict[str, bytes]) -> str:
     return h.hexdigest()
 
 
+def as_text(text: str) -> str:
+    """``text`` as valid text, what it already is unchanged: an undecodable byte of a file name
+    (``os.fsdecode``'s ``\\udcff``) as ``\\xff``, any other lone surrogate as ``\\ud800``."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    out = []
+    for c in text:
+        code = ord(c)
+        if 0xDC80 <= code <= 0xDCFF:
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif 0xD800 <= code <= 0xDFFF:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(c)
+    return "".join(out)
+
+
 def text_of_name(name: str | bytes) -> str:
-    """A file name as text that can be shown and written anywhere: bytes that are not UTF-8
-    as ``\\xff``, control characters as ``\\n`` or ``\\x1b``."""
-    if isinstance(name, str):
-        try:
-            raw = os.fsencode(name)
-        except UnicodeEncodeError:  # a lone surrogate that no file name decodes to
-            raw = name.encode("utf-8", "surrogatepass")
-    else:
-        raw = bytes(name)
-    text = raw.decode("utf-8", "backslashreplace")
+    """A file name as text that can be shown and written anywhere, on one line: bytes that are
+    not UTF-8 as ``\\xff``, control characters as ``\\n`` or ``\\x1b``."""
+    text = as_text(os.fsdecode(name))
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
@@ -201,7 +214,8 @@ class _Walk:
                 subdirs.append(name)
             elif name.endswith(COMPILED):
                 stem = name.split(".", 1)[0]
-                instead = f"; Python would import it instead of {stem}.py" if stem in modules else ""
+                instead = (f"; Python would import it instead of {stem}.py"
+                           if stem in modules else "")
                 raise HarnessError(f"{shown} is a compiled extension: ol imports only Python "
                                    f"source (.py files){instead}", "remove it")
             elif name.endswith(".pyc") and name[:-4] in modules:

@@ -1,11 +1,13 @@
 """``ol grade`` over submissions that are wrong as trees, not as code.
 
 Every submission is read once, by ``harness.sandbox.staging``: the local executor and the Dask one
-see the same tree and refuse the same things, so they write the same rows.
+see the same tree and refuse the same things, so they write the same rows. One submission never
+ends a batch: whatever it holds, it gets its own row and the next one is graded, on every rerun.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -15,7 +17,7 @@ import pytest
 
 from harness.cli import main
 from harness.course import REFERENCE_DIR
-from harness.gradebook import JSON_NAME
+from harness.gradebook import CSV_NAME, JSON_NAME, Gradebook
 from harness.sandbox.fs import remove_tree
 from harness.sandbox.staging import MAX_DEPTH
 
@@ -38,6 +40,17 @@ def submission(folder: Path, name: str | bytes) -> Path:
     shutil.copytree(REFERENCE_DIR / "python", root / "python",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     return root
+
+
+def first_in(root: Path, function: str, line: str) -> None:
+    """Put ``line`` first in the body of ``function`` of the submission's rejection.py."""
+    path = root / REJECTION
+    source = path.read_text()
+    node = next(n for n in ast.parse(source).body
+                if isinstance(n, ast.FunctionDef) and n.name == function)
+    lines = source.splitlines(keepends=True)
+    after = node.body[0].end_lineno  # the docstring
+    path.write_text("".join(lines[:after] + [f"    {line}\n"] + lines[after:]))
 
 
 def deep_tree(top: Path, depth: int) -> None:
@@ -117,6 +130,92 @@ BAD_TREES = {  # name: (how, the start of its row's message)
                               "extension: ol imports only Python source")),
 }
 
+# -- and the batch killers: each once ended a whole run with exit 3 (or 2), on every rerun -------
+
+def surrogate_message(folder: Path) -> str:
+    root = submission(folder, "surrogate-message")
+    first_in(root, "rejection_accept", r'raise ValueError("\ud800")')  # a lone surrogate
+    return "surrogate-message"
+
+
+def name_not_utf8(folder: Path) -> str:
+    submission(folder, b"name-\xff")  # a correct workspace with a folder name that is not text
+    return r"name-\xff"
+
+
+def long_name(folder: Path) -> str:
+    name = "n" * 250  # its runs/NAME.json (and write_atomic's temporary) would pass 255 bytes
+    submission(folder, name)
+    return name
+
+
+def deep_tree_killer(folder: Path) -> str:
+    deep(submission(folder, "deep-tree"))
+    return "deep-tree"
+
+
+KILLERS = {"surrogate-message": surrogate_message, "name-not-utf8": name_not_utf8,
+           "long-name": long_name, "deep-tree": deep_tree_killer}
+
+
+def assert_text(value) -> None:
+    """Every string in a row is valid text (it encodes as UTF-8 without an error)."""
+    if isinstance(value, str):
+        value.encode("utf-8")
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            assert_text(k)
+            assert_text(v)
+    elif isinstance(value, list):
+        for v in value:
+            assert_text(v)
+
+
+@pytest.mark.parametrize("killer", list(KILLERS))
+def test_one_submission_never_ends_the_batch(tmp_path, capsys, killer):
+    folder, out = tmp_path / "subs", tmp_path / "book"
+    name = KILLERS[killer](folder)
+    later = submission(folder, "zz-later")  # graded after it; a syntax error is quick
+    (later / REJECTION).write_text("def broken(:\n")
+    assert grade(folder, out) == 0, capsys.readouterr()
+    found = rows(out)
+    assert sorted(found) == sorted([name, "zz-later"])
+    assert found["zz-later"]["verdict"] == "error"
+    row = found[name]
+    assert_text(row)
+    expected = {"surrogate-message": "fail", "name-not-utf8": "pass", "long-name": "pass",
+                "deep-tree": "error"}[killer]
+    assert row["verdict"] == expected, row["message"]
+    if killer == "deep-tree":
+        assert "is more than 16 folders deep below python/" in row["message"]
+    if expected != "error":
+        run_files = list((out / "runs").iterdir())
+        assert len(run_files) == 1 and json.loads(run_files[0].read_text(encoding="utf-8"))
+        assert str(folder) not in run_files[0].read_text(encoding="utf-8")
+    (out / CSV_NAME).read_text(encoding="utf-8")
+    capsys.readouterr()
+    assert grade(folder, out) == 0  # and the rerun: nothing graded again
+    assert "2 unchanged since graded, 0 to check" in capsys.readouterr().out
+    assert rows(out) == found
+
+
+@pytest.mark.slow
+def test_correct_submissions_mixed_with_every_batch_killer(tmp_path, capsys):
+    folder, out = tmp_path / "subs", tmp_path / "book"
+    correct = ["correct-a", "correct-b"]
+    for name in correct:
+        submission(folder, name)
+    bad = [make(folder) for make in KILLERS.values()]
+    assert grade(folder, out, "--jobs", "2") == 0, capsys.readouterr()
+    found = rows(out)
+    assert sorted(found) == sorted(correct + bad)
+    assert all(found[n]["verdict"] == "pass" for n in correct)
+    capsys.readouterr()
+    assert grade(folder, out, "--jobs", "2") == 0
+    assert f"{len(found)} unchanged since graded, 0 to check" in capsys.readouterr().out
+    assert rows(out) == found
+
+
 @pytest.mark.slow
 def test_both_executors_write_the_same_rows(tmp_path, capsys):
     distributed = pytest.importorskip("distributed")
@@ -128,6 +227,8 @@ def test_both_executors_write_the_same_rows(tmp_path, capsys):
     for name in ("correct-a", "correct-b"):
         submission(folder, name)
         expected[name] = ("pass", "")
+    expected[surrogate_message(folder)] = ("fail", "")
+    expected[name_not_utf8(folder)] = ("pass", "")
     books = {"local": tmp_path / "local", "dask": tmp_path / "dask"}
     assert grade(folder, books["local"], "--jobs", "2") == 0, capsys.readouterr()
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
@@ -150,3 +251,26 @@ def test_both_executors_write_the_same_rows(tmp_path, capsys):
         other = runs["dask"][name]
         assert run["target"] == other["target"] and run["verdict"] == other["verdict"]
         assert [t["message"] for t in run["tests"]] == [t["message"] for t in other["tests"]]
+
+
+# -- the gradebook's writers ---------------------------------------------------------------------
+
+def test_the_gradebook_writes_any_text(tmp_path):
+    book = Gradebook(tmp_path / "book", "M07.6", os.fsdecode(b"/subs-\xff"), {}, "ctx", ["t"])
+    book.record({"submission": os.fsdecode(b"sub-\xfe"), "verdict": "fail", "passed": 0,
+                 "failed": 1, "tests": {"t": "failed"}, "message": "raised ValueError: \ud800",
+                 "time_s": 1.0, "content_hash": "x"})
+    saved = json.loads(book.json_path.read_text(encoding="utf-8"))
+    assert_text(saved)
+    row = saved["submissions"][0]
+    assert row["submission"] == r"sub-\xfe" and row["message"] == r"raised ValueError: \ud800"
+    assert r"raised ValueError: \ud800" in book.csv_path.read_text(encoding="utf-8")
+
+
+def test_two_folders_with_one_name_as_text(tmp_path, capsys):
+    folder, out = tmp_path / "subs", tmp_path / "book"
+    for name in (b"x\\xff", b"x\xff"):  # a backslash, x, f, f; and the byte 0xff
+        (submission(folder, name) / REJECTION).write_text("def broken(:\n")
+    assert grade(folder, out) == 0
+    assert sorted(rows(out)) == [r"x\xff"]
+    assert "two submission folders are both named x\\xff" in capsys.readouterr().err

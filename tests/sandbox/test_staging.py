@@ -18,9 +18,18 @@ import pytest
 from harness.course import REFERENCE_DIR
 from harness.errors import HarnessError
 from harness.sandbox import staging
+from harness.sandbox.fs import remove_tree
 from harness.sandbox.staging import MAX_DEPTH, digest, materialize, stage, text_of_name
 
 PROB = Path("python/tinyllm/prob")
+
+
+@pytest.fixture(autouse=True)
+def _no_deep_tree_left(tmp_path):
+    """pytest's own clean-up of old temporary folders recurses (``shutil.rmtree``) and would
+    fail on the deep trees made here: they go now, through the iterative ``remove_tree``."""
+    yield
+    remove_tree(tmp_path)
 
 
 def workspace(tmp_path: Path, name: str = "ws") -> Path:
@@ -207,7 +216,7 @@ def test_the_caps(tmp_path, monkeypatch):
 def test_text_of_name():
     assert text_of_name(os.fsdecode(b"sub\xff")) == r"sub\xff"
     assert text_of_name(b"a\nb\x1b") == r"a\nb\x1b"
-    assert text_of_name("\ud800") == r"\xed\xa0\x80"
+    assert text_of_name("\ud800") == r"\ud800"
     assert text_of_name("héllo") == "héllo"
 
 
