@@ -30,6 +30,7 @@ from typing import Any
 from harness.course import Module, load_course
 from harness.errors import HarnessError
 from harness.gradebook import (
+    JSON_NAME,
     Gradebook,
     clean,
     open_gradebook,
@@ -37,7 +38,7 @@ from harness.gradebook import (
     renamed,
     submissions_in,
 )
-from harness.sandbox.staging import stage
+from harness.sandbox.staging import stage, text_of_name
 
 EXIT_DONE, EXIT_INTERNAL = 0, 3
 DEFAULT_SUBMISSION_TIMEOUT_S = 600.0
@@ -207,8 +208,13 @@ class Progress:
 @contextlib.contextmanager
 def locked(out: Path) -> Iterator[None]:
     """One ``ol grade`` at a time per gradebook (the lock dies with the process that holds it)."""
-    out.mkdir(parents=True, exist_ok=True)
-    fd = os.open(out / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd = os.open(out / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise HarnessError(f"cannot write the gradebook in {_shown(out)}: "
+                           f"{(exc.strerror or str(exc)).lower()}",
+                           "give a writable folder with --out") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -260,13 +266,55 @@ def cmd_grade(args: argparse.Namespace) -> int:
                            "give the folder that holds one workspace per student")
     folder = folder.resolve()
     settings = _settings(args)
-    out = Path(args.out) if args.out else default_reports_dir() / f"grade-{module.id}-{folder.name}"
+    out = (Path(args.out).expanduser() if args.out
+           else default_reports_dir() / f"grade-{module.id}-{folder.name}")
+    check_out(out, folder)
     from harness.catalog import collect
 
     tests = [info.name for info, _ in collect(module)]
     with locked(out):
         book = open_gradebook(out, module, folder, settings, tests)
         return _grade(args, module, folder, book, settings)
+
+
+def check_out(out: Path, folder: Path) -> None:
+    """``--out`` must be a folder that is not a submission, nor inside one, nor ``folder``.
+
+    A new folder among the submissions (or one holding a gradebook already, or empty) is fine:
+    ``plan`` skips it. A hidden one (``SUBS/.grades``) is never a submission."""
+    shown = _shown(out)
+    if out.exists() and not out.is_dir():
+        raise HarnessError(f"--out {shown} is a file, not a folder",
+                           "give a folder for the gradebook (it is created if missing)")
+    try:
+        parts = out.resolve().relative_to(folder).parts
+    except ValueError:
+        return  # outside the submissions
+    except (OSError, RuntimeError) as exc:  # a loop of links
+        raise HarnessError(f"--out {shown} cannot be resolved: {exc}",
+                           "give a folder for the gradebook") from None
+    hint = ("grading never writes into a submission: give a folder outside the submissions, "
+            "or a new one among them")
+    if not parts:
+        raise HarnessError(f"--out {shown} is the submissions folder itself", hint)
+    if parts[0].startswith("."):
+        return
+    name = text_of_name(parts[0])
+    if len(parts) > 1:
+        raise HarnessError(f"--out {shown} is inside the submission {name}", hint)
+    first = folder / parts[0]
+    if first.is_dir() and not first.is_symlink() and not _holds_a_gradebook(first):
+        raise HarnessError(f"--out {shown} is the submission {name}", hint)
+
+
+def _holds_a_gradebook(path: Path) -> bool:
+    """Whether ``path`` is a gradebook's folder already, or empty (a new one)."""
+    try:
+        with os.scandir(path) as entries:
+            names = {e.name for e in entries}
+    except OSError:
+        return False
+    return not names or JSON_NAME in names or LOCK_NAME in names
 
 
 def _grade(args: argparse.Namespace, module: Module, folder: Path, book: Gradebook,

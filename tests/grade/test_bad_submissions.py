@@ -1,4 +1,4 @@
-"""``ol grade`` over submissions that are wrong as trees, not as code.
+"""``ol grade`` over submissions that are wrong as trees, not as code, and over bad ``--out``.
 
 Every submission is read once, by ``harness.sandbox.staging``: the local executor and the Dask one
 see the same tree and refuse the same things, so they write the same rows. One submission never
@@ -274,3 +274,42 @@ def test_two_folders_with_one_name_as_text(tmp_path, capsys):
     assert grade(folder, out) == 0
     assert sorted(rows(out)) == [r"x\xff"]
     assert "two submission folders are both named x\\xff" in capsys.readouterr().err
+
+
+# -- --out ---------------------------------------------------------------------------------------
+
+def quick_submission(folder: Path, name: str) -> Path:
+    root = submission(folder, name)
+    (root / REJECTION).write_text("def broken(:\n")  # graded at once: a syntax error
+    return root
+
+
+@pytest.mark.parametrize("where, message", [
+    ("a-file", "is a file, not a folder"),
+    ("subs/alice/out", "is inside the submission alice"),
+    ("subs/alice/python/out", "is inside the submission alice"),
+    ("subs/alice", "is the submission alice"),
+    ("subs", "is the submissions folder itself"),
+    ("a-file/book", "cannot write the gradebook in"),
+])
+def test_an_out_that_cannot_hold_the_gradebook_is_refused(tmp_path, capsys, where, message):
+    folder = tmp_path / "subs"
+    alice = quick_submission(folder, "alice")
+    (tmp_path / "a-file").write_text("not a folder")
+    before = sorted(p.relative_to(alice) for p in alice.rglob("*"))
+    assert grade(folder, tmp_path / where) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("ol: ") and message in err, err
+    assert sorted(p.relative_to(alice) for p in alice.rglob("*")) == before  # nothing written
+
+
+@pytest.mark.parametrize("where", ["book", ".book", ".hidden/book"])
+def test_an_out_among_the_submissions_is_skipped_as_its_own_folder(tmp_path, capsys, where):
+    folder = tmp_path / "subs"
+    quick_submission(folder, "alice")
+    assert grade(folder, folder / where) == 0
+    assert sorted(rows(folder / where)) == ["alice"]
+    capsys.readouterr()
+    assert grade(folder, folder / where) == 0
+    assert "1 submission in" in capsys.readouterr().out
+    assert sorted(rows(folder / where)) == ["alice"]
