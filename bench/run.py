@@ -27,7 +27,7 @@ COMMANDS = {
     "lab": ["lab", "M07.6", "--out", "{tmp}"],
 }
 RATIOS = [
-    ("check_isolated", "check_reference", "isolated check / in-process check", 1.3),
+    ("check_isolated", "check_reference", "isolated check / in-process check", 1.2),
     ("lab", "check_reference", "lab (all mutants) / one in-process check", 5.0),
 ]
 

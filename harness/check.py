@@ -6,7 +6,6 @@ import contextlib
 import datetime as dt
 import importlib
 import json
-import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +14,7 @@ from harness.course import Course, Module, load_course
 from harness.errors import HarnessError
 from harness.model import RunResult, TestResult
 from harness.runner import IN_PROCESS_TEST_LIMIT_S, run_catalog
+from harness.sandbox.fs import remove_tree
 from harness.target import Target
 from harness.workspace import (
     Workspace,
@@ -72,7 +72,7 @@ def isolated_target(ws: Workspace, module: Module, course: Course, ref_deps: boo
     finally:
         if target is not None:
             target.close()
-        shutil.rmtree(overlay.parent, ignore_errors=True)
+        remove_tree(overlay.parent)
 
 
 @contextlib.contextmanager

@@ -30,21 +30,26 @@ from typing import Any
 from harness.course import Module, load_course
 from harness.errors import HarnessError
 from harness.gradebook import (
+    JSON_NAME,
     Gradebook,
-    content_hash,
+    clean,
     open_gradebook,
-    pack_tree,
+    refusal_digest,
+    renamed,
     submissions_in,
 )
+from harness.sandbox.staging import stage, text_of_name
 
 EXIT_DONE, EXIT_INTERNAL = 0, 3
 DEFAULT_SUBMISSION_TIMEOUT_S = 600.0
 LOCK_NAME = ".ol-grade.lock"
+MAX_RUN_NAME = 200  # bytes of a runs/NAME.json name; longer names are cut and given a hash
 
 
 @dataclass(frozen=True)
 class Job:
-    """One submission to grade: its name, folder, content hash and (for Dask) its files."""
+    """One submission to grade: its name (as text), folder, content hash and (for Dask) its
+    staged files."""
 
     name: str
     path: Path
@@ -67,26 +72,51 @@ class Plan:
 def plan(folder: Path, book: Gradebook, keep_files: bool = False) -> Plan:
     """What to grade now: every submission without a current row in the gradebook.
 
-    The files are kept in the jobs only when they travel with them (Dask)."""
+    Each submission's ``python/`` tree is staged here (``harness.sandbox.staging``) whatever the
+    executor: a tree it refuses gets its row now, keyed by the refusal, so both executors write
+    the same row and a rerun finds it current. The files are kept in the jobs only when they
+    travel with them (Dask)."""
     result = Plan([], [], [])
-    for path in submissions_in(folder):
-        if path.resolve() == book.out.resolve():
-            continue  # the gradebook's own folder, when --out is inside the submissions
-        name = path.name
+    for name, path in graded_submissions(folder, book.out):
         try:
-            files = pack_tree(path)
+            staged = stage(path)
         except HarnessError as exc:
-            result.rejected.append(_setup_row(name, "", exc.message))
+            digest = refusal_digest(exc.message)
+            if book.is_current(name, digest):
+                result.unchanged.append(name)
+            else:
+                result.rejected.append(_setup_row(name, digest, exc.message))
             continue
-        digest = content_hash(files)
-        if book.is_current(name, digest):
+        if book.is_current(name, staged.digest):
             result.unchanged.append(name)
-        elif not (path / "python" / "tinyllm").is_dir():
+        elif not (path / "python" / "tinyllm").is_dir():  # python/ is no link: staging said so
             result.rejected.append(_setup_row(
-                name, digest, f"{name} is not a workspace: it has no python/tinyllm"))
+                name, staged.digest, f"{name} is not a workspace: it has no python/tinyllm"))
         else:
-            result.jobs.append(Job(name, path, digest, files if keep_files else {}))
+            result.jobs.append(Job(name, path, staged.digest,
+                                   staged.files if keep_files else {}))
     return result
+
+
+def graded_submissions(folder: Path, out: Path) -> list[tuple[str, Path]]:
+    """The submissions of ``folder`` without the gradebook's own folder (when ``--out`` is in
+    it), and without a second folder shown under the same name (said on stderr)."""
+    own = out.resolve()
+    found, seen = [], set()
+    for name, path in submissions_in(folder):
+        if path.resolve() == own:
+            continue
+        if name in seen:
+            print(f"ol: two submission folders are both named {name} in the gradebook; "
+                  f"{_shown(path)} is not graded (rename it)", file=sys.stderr)
+            continue
+        seen.add(name)
+        found.append((name, path))
+    return found
+
+
+def _shown(path: Path) -> str:
+    return clean(str(path))
 
 
 def _setup_row(name: str, digest: str, message: str) -> dict[str, Any]:
@@ -124,6 +154,14 @@ def run_local(module: Module, jobs: list[Job], settings: dict[str, Any], workers
 
 # -- progress ------------------------------------------------------------------------------------
 
+def say(text: str, stream=None) -> None:
+    """Print ``text`` as the stream can encode it (what it cannot, as escapes), flushed."""
+    stream = stream if stream is not None else sys.stdout
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    text = clean(text).encode(encoding, "backslashreplace").decode(encoding, "replace")
+    print(text, file=stream, flush=True)
+
+
 class Progress:
     """A line per graded submission on stdout; on a terminal, a bar with an ETA below them."""
 
@@ -146,8 +184,8 @@ class Progress:
         if self.tty:
             self.bar.write("\r\x1b[K")
             self.bar.flush()
-        print(f"  [{self.done:>{width}}/{self.total}] {row['submission']:<20} {row['verdict']:<8} "
-              f"{what}".rstrip(), flush=True)
+        say(f"  [{self.done:>{width}}/{self.total}] {row['submission']:<20} {row['verdict']:<8} "
+            f"{what}".rstrip())
         if self.tty:
             self._draw()
 
@@ -170,8 +208,13 @@ class Progress:
 @contextlib.contextmanager
 def locked(out: Path) -> Iterator[None]:
     """One ``ol grade`` at a time per gradebook (the lock dies with the process that holds it)."""
-    out.mkdir(parents=True, exist_ok=True)
-    fd = os.open(out / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd = os.open(out / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise HarnessError(f"cannot write the gradebook in {_shown(out)}: "
+                           f"{(exc.strerror or str(exc)).lower()}",
+                           "give a writable folder with --out") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -223,7 +266,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
                            "give the folder that holds one workspace per student")
     folder = folder.resolve()
     settings = _settings(args)
-    out = Path(args.out) if args.out else default_reports_dir() / f"grade-{module.id}-{folder.name}"
+    out = (Path(args.out).expanduser() if args.out
+           else default_reports_dir() / f"grade-{module.id}-{folder.name}")
+    check_out(out, folder)
     from harness.catalog import collect
 
     tests = [info.name for info, _ in collect(module)]
@@ -232,22 +277,63 @@ def cmd_grade(args: argparse.Namespace) -> int:
         return _grade(args, module, folder, book, settings)
 
 
+def check_out(out: Path, folder: Path) -> None:
+    """``--out`` must be a folder that is not a submission, nor inside one, nor ``folder``.
+
+    A new folder among the submissions (or one holding a gradebook already, or empty) is fine:
+    ``plan`` skips it. A hidden one (``SUBS/.grades``) is never a submission."""
+    shown = _shown(out)
+    if out.exists() and not out.is_dir():
+        raise HarnessError(f"--out {shown} is a file, not a folder",
+                           "give a folder for the gradebook (it is created if missing)")
+    try:
+        parts = out.resolve().relative_to(folder).parts
+    except ValueError:
+        return  # outside the submissions
+    except (OSError, RuntimeError) as exc:  # a loop of links
+        raise HarnessError(f"--out {shown} cannot be resolved: {exc}",
+                           "give a folder for the gradebook") from None
+    hint = ("grading never writes into a submission: give a folder outside the submissions, "
+            "or a new one among them")
+    if not parts:
+        raise HarnessError(f"--out {shown} is the submissions folder itself", hint)
+    if parts[0].startswith("."):
+        return
+    name = text_of_name(parts[0])
+    if len(parts) > 1:
+        raise HarnessError(f"--out {shown} is inside the submission {name}", hint)
+    first = folder / parts[0]
+    if first.is_dir() and not first.is_symlink() and not _holds_a_gradebook(first):
+        raise HarnessError(f"--out {shown} is the submission {name}", hint)
+
+
+def _holds_a_gradebook(path: Path) -> bool:
+    """Whether ``path`` is a gradebook's folder already, or empty (a new one)."""
+    try:
+        with os.scandir(path) as entries:
+            names = {e.name for e in entries}
+    except OSError:
+        return False
+    return not names or JSON_NAME in names or LOCK_NAME in names
+
+
 def _grade(args: argparse.Namespace, module: Module, folder: Path, book: Gradebook,
            settings: dict[str, Any]) -> int:
     todo = plan(folder, book, keep_files=args.executor == "dask")
-    names = {p.name for p in submissions_in(folder) if p.resolve() != book.out.resolve()}
+    names = {*todo.unchanged, *(r["submission"] for r in todo.rejected),
+             *(j.name for j in todo.jobs)}
     workers = args.jobs or os.cpu_count() or 1
     where = (f"Dask scheduler {args.scheduler}" if args.scheduler else
              f"a local Dask cluster of {workers}" if args.executor == "dask" else f"{workers} jobs")
-    print(f"ol grade {module.id}: {_count(len(names), 'submission')} in {folder}; "
-          f"{len(todo.unchanged)} unchanged since graded, {len(todo.jobs)} to check on {where}",
-          flush=True)
+    say(f"ol grade {module.id}: {_count(len(names), 'submission')} in {_shown(folder)}; "
+        f"{len(todo.unchanged)} unchanged since graded, {len(todo.jobs)} to check on {where}")
     progress = Progress(len(todo.jobs) + len(todo.rejected))
     for row in todo.rejected:
         book.record(row)
         progress.show(book.rows[row["submission"]])
 
     def done(job: Job, row: dict[str, Any]) -> None:
+        row = clean(renamed(row, str(job.path), job.name))  # Dask named it on its worker
         run = row.pop("run", None)
         if run is not None:
             _write_run(book.out, job.name, run)
@@ -278,19 +364,31 @@ def _write_run(out: Path, name: str, run: dict[str, Any]) -> None:
 
     from harness.report.io import write_atomic
 
-    write_atomic(out / "runs" / f"{name}.json",
-                 json.dumps(run, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+    write_atomic(out / "runs" / run_file_name(name),
+                 json.dumps(clean(run), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+
+
+def run_file_name(name: str) -> str:
+    """``NAME.json``; a name over ``MAX_RUN_NAME`` bytes is cut, and a hash of it keeps it apart
+    from the others (a file name has at most 255 bytes, and ``write_atomic`` adds to it)."""
+    import hashlib
+
+    raw = clean(name).encode("utf-8")
+    if len(raw) <= MAX_RUN_NAME:
+        return f"{clean(name)}.json"
+    cut = raw[:MAX_RUN_NAME - 17].decode("utf-8", "ignore")
+    return f"{cut}-{hashlib.sha256(raw).hexdigest()[:16]}.json"
 
 
 def _summary(book: Gradebook, names: set[str], checked: int, seconds: float) -> int:
     rows = [book.rows[n] for n in sorted(names) if n in book.rows]
     counts = {v: sum(r["verdict"] == v for r in rows) for v in ("pass", "fail", "error", "internal")}
     shown = ", ".join(f"{n} {v}" for v, n in counts.items() if n or v != "internal")
-    print(f"{book.module}: {_count(len(rows), 'submission')}: {shown}")
+    say(f"{book.module}: {_count(len(rows), 'submission')}: {shown}")
     if checked:
         rate = checked / seconds * 60 if seconds > 0 else 0.0
-        print(f"checked {checked} in {seconds:.1f} s ({rate:.1f} submissions/minute)")
-    print(f"wrote {book.json_path} and {book.csv_path}")
+        say(f"checked {checked} in {seconds:.1f} s ({rate:.1f} submissions/minute)")
+    say(f"wrote {_shown(book.json_path)} and {_shown(book.csv_path)}")
     if counts["internal"]:
         print(f"ol: the harness could not grade {counts['internal']} submission(s) (verdict "
               "internal); run the same command again to grade them", file=sys.stderr)

@@ -1,7 +1,8 @@
 """``ol grade --executor dask``: the same grading slots, on the workers of a Dask cluster.
 
-Each submission travels with the task as its packed ``python/`` tree (the bytes that were
-hashed), so the workers need no shared file system, only ``ol`` installed (``pip install
+Each submission travels with the task as its staged ``python/`` tree (``harness.sandbox.
+staging``: the ``.py`` files whose bytes were hashed, after the same refusals as the local
+executor's), so the workers need no shared file system, only ``ol`` installed (``pip install
 "ol[dask]"``) at the same version. On a worker, a ``WorkerPlugin`` keeps a pool of grading slots
 (``harness.grade_slots``), one per task running at once, so the imports are paid once per slot
 there too, and a submission past its budget is killed there without harming the worker. Without
@@ -11,10 +12,6 @@ there too, and a submission past its budget is killed there without harming the 
 from __future__ import annotations
 
 import contextlib
-import json
-import shutil
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from harness.course import Module
@@ -48,8 +45,14 @@ class SlotKeeper(WorkerPlugin):  # type: ignore[misc,valid-type]
 
 
 def grade_shipped(request: dict[str, Any], files: dict[str, bytes], budget: float) -> dict:
-    """On a Dask worker: write the submission to a temporary workspace and grade it in a slot."""
+    """On a Dask worker: write the submission to a temporary workspace and grade it in a slot.
+
+    The row names the submission, not the folder it was graded in here, and holds valid text
+    only, so it is the row the local executor writes for the same submission."""
     from harness.grade_slots import SlotPool, materialize
+    from harness.gradebook import clean, renamed
+    from harness.sandbox.fs import remove_tree
+    from harness.sandbox.rundirs import run_dir
 
     keeper = None
     with contextlib.suppress(ImportError, ValueError):
@@ -57,7 +60,7 @@ def grade_shipped(request: dict[str, Any], files: dict[str, bytes], budget: floa
 
         keeper = get_worker().plugins.get(PLUGIN_NAME)
     pool = keeper.pool if keeper is not None and keeper.pool is not None else None
-    tmp = Path(tempfile.mkdtemp(prefix="ol-grade-"))
+    tmp = run_dir("grade")
     own = pool is None
     try:
         root = tmp / "workspace"
@@ -69,10 +72,8 @@ def grade_shipped(request: dict[str, Any], files: dict[str, bytes], budget: floa
     finally:
         if own and pool is not None:
             pool.close()
-        shutil.rmtree(tmp, ignore_errors=True)
-    # Messages and labels name the submission, not the folder it was graded in on the worker.
-    text = json.dumps(row).replace(json.dumps(str(root))[1:-1], json.dumps(request["id"])[1:-1])
-    return json.loads(text)
+        remove_tree(tmp)
+    return clean(renamed(row, str(root), request["id"]))
 
 
 def _client(scheduler: str | None, workers: int):

@@ -273,11 +273,10 @@ class SlotPool:
 
 
 def materialize(files: dict[str, bytes], root: Path) -> None:
-    """Write a packed ``python/`` tree under ``root`` (paths from ``gradebook.pack_tree`` only)."""
-    for rel, data in files.items():
-        parts = Path(rel).parts
-        if Path(rel).is_absolute() or ".." in parts or not parts or parts[0] != "python":
-            raise ValueError(f"refusing to write {rel!r} outside the workspace")
-        path = root.joinpath(*parts)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+    """Write a staged ``python/`` tree (``harness.sandbox.staging.stage``) under ``root``."""
+    from harness.sandbox.staging import materialize as write_tree
+
+    for rel in files:
+        if rel.split("/", 1)[0] != "python":
+            raise ValueError(f"refusing to write {rel!r} outside the workspace's python/")
+    write_tree(files, root)

@@ -4,9 +4,13 @@
 rewritten whole through ``write_atomic`` after each graded submission (JSON first), so a run
 killed at any moment leaves two complete files, at worst the CSV one row behind the JSON; a
 restart reads only the JSON and rewrites the CSV. A row is keyed by the submission's name and
-the hash of its ``python/`` tree; together with the *context* (module, ``--ref-deps``, limits,
-the catalog's own source and the harness version) it says whether the row is still valid. A
-valid row is never graded again; a stale one is replaced, so a submission has one row at most.
+the digest of its staged ``python/`` tree (``harness.sandbox.staging``: its ``.py`` files), or of
+the refusal when staging refused the tree; together with the *context* (module, ``--ref-deps``,
+limits, the catalog's own source and the harness version) it says whether the row is still
+valid. A valid row is never graded again; a stale one is replaced, so a submission has one row
+at most.
+Every string is made valid text before it is written (``clean``), so no message or folder name a
+submission brings can stop the writers.
 """
 
 from __future__ import annotations
@@ -17,8 +21,6 @@ import hashlib
 import io
 import json
 import os
-import stat
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,75 +29,57 @@ from harness import __version__
 from harness.course import PACKAGE_DIR, Module
 from harness.errors import HarnessError
 from harness.model import FORMAT_VERSION
+from harness.sandbox.staging import as_text, text_of_name
 
 JSON_NAME, CSV_NAME = "gradebook.json", "gradebook.csv"
 KIND = "ol-gradebook"
 VERDICTS = ("pass", "fail", "error", "internal")  # internal: the harness failed; graded again
 FIXED_COLUMNS = ("submission", "verdict", "passed", "failed", "time_s", "message", "content_hash",
                  "graded_at")
-SKIPPED_DIRS = ("__pycache__",)
-MAX_TREE_BYTES = 16 << 20  # a workspace's python/ is a few files of a few KiB
-MAX_TREE_FILES = 1000
 
 
 # -- what a submission is ----------------------------------------------------------------------------
 
-def submissions_in(folder: Path) -> list[Path]:
-    """The submissions: every subdirectory of ``folder`` not starting with a dot, by name."""
+def submissions_in(folder: Path) -> list[tuple[str, Path]]:
+    """The submissions: every subdirectory of ``folder`` not starting with a dot, as
+    ``(name, path)`` by name. The name is the folder's name as text (``text_of_name``: bytes
+    that are not UTF-8 as ``\\xff``), the one the gradebook shows and keys its row by."""
     try:
-        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        entries = list(os.scandir(folder))
     except OSError as exc:
-        raise HarnessError(f"cannot list {folder}: {exc.strerror or exc}",
+        raise HarnessError(f"cannot list {text_of_name(str(folder))}: {exc.strerror or exc}",
                            "give the folder that holds one workspace per student") from None
-    return [Path(e.path) for e in entries
-            if not e.name.startswith(".") and e.is_dir(follow_symlinks=False)]
+    found = [(text_of_name(e.name), Path(e.path)) for e in entries
+             if not e.name.startswith(".") and e.is_dir(follow_symlinks=False)]
+    return sorted(found, key=lambda item: (item[0], os.fsencode(item[1].name)))
 
 
-def tree_files(root: Path) -> Iterator[tuple[str, Path]]:
-    """The files of ``root/python`` that count, as ``(relative path, path)`` in a fixed order:
-    regular files and links to regular files, without bytecode caches."""
-    python = root / "python"
-    for dirpath, dirnames, filenames in os.walk(python):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
-        for name in sorted(filenames):
-            if name.endswith(".pyc"):
-                continue
-            path = Path(dirpath) / name
-            try:
-                if not stat.S_ISREG(path.stat().st_mode):  # a link to /dev/zero is not content
-                    continue
-            except OSError:
-                continue
-            yield path.relative_to(root).as_posix(), path
+def refusal_digest(message: str) -> str:
+    """The key of a row whose tree staging refused: the same refusal, the same key."""
+    return "refused-" + hashlib.sha256(clean(message).encode("utf-8")).hexdigest()[:48]
 
 
-def pack_tree(root: Path) -> dict[str, bytes]:
-    """The counted files of ``root/python`` with their bytes (capped; HarnessError beyond)."""
-    files: dict[str, bytes] = {}
-    total = 0
-    for rel, path in tree_files(root):
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read(MAX_TREE_BYTES - total + 1)
-        except OSError as exc:
-            raise HarnessError(f"cannot read {rel}: {exc.strerror or exc}",
-                               "check that the file is readable") from None
-        total += len(data)
-        if total > MAX_TREE_BYTES or len(files) >= MAX_TREE_FILES:
-            raise HarnessError(f"python/ holds more than {MAX_TREE_BYTES >> 20} MiB or "
-                               f"{MAX_TREE_FILES} files", "a workspace is a few small files")
-        files[rel] = data
-    return files
+# -- text that can always be written ---------------------------------------------------------------
+
+def clean(value: Any) -> Any:
+    """``value`` with every string made valid text (``staging.as_text``): a lone surrogate (from
+    an exception message, say) becomes its escape, ``\\ud800``. Dicts, lists and tuples are
+    cleaned throughout; what is valid already is returned as it is, so cleaning twice changes
+    nothing."""
+    if isinstance(value, str):
+        return as_text(value)
+    if isinstance(value, dict):
+        return {clean(k): clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [clean(v) for v in value]
+    return value
 
 
-def content_hash(files: dict[str, bytes]) -> str:
-    """sha256 over every (path, size, bytes) in path order: the same tree, the same hash."""
-    h = hashlib.sha256()
-    for rel in sorted(files):
-        data = files[rel]
-        h.update(f"{rel}\0{len(data)}\0".encode())
-        h.update(data)
-    return h.hexdigest()
+def renamed(row: dict[str, Any], root: str, name: str) -> dict[str, Any]:
+    """``row`` with the folder it was graded in (``root``) named as the submission ``name``:
+    every executor writes the same messages, whatever folder the check ran in."""
+    text = json.dumps(row)  # ASCII: the path's escapes are those of the row's strings
+    return json.loads(text.replace(json.dumps(root)[1:-1], json.dumps(name)[1:-1]))
 
 
 def context_of(module: Module, settings: dict[str, Any]) -> str:
@@ -140,8 +124,8 @@ class Gradebook:
 
     def record(self, row: dict[str, Any]) -> None:
         """Add or replace the row of one submission, then write both files."""
-        row = dict(row, context=self.context,
-                   graded_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
+        row = clean(dict(row, context=self.context,
+                         graded_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds")))
         self.rows[row["submission"]] = row
         self.save()
 
@@ -174,14 +158,14 @@ class Gradebook:
     def save(self) -> None:
         from harness.report.io import write_atomic
 
-        write_atomic(self.json_path, json.dumps(self.to_json(), indent=1, ensure_ascii=False,
-                                                allow_nan=False) + "\n")
-        write_atomic(self.csv_path, self.to_csv())
+        write_atomic(self.json_path, json.dumps(clean(self.to_json()), indent=1,
+                                                ensure_ascii=False, allow_nan=False) + "\n")
+        write_atomic(self.csv_path, clean(self.to_csv()))
 
 
 def _cell(text: str) -> str:
     """Text a spreadsheet shows as text: one line, and no formula (OWASP's CSV injection rule)."""
-    text = " ".join(str(text).split())
+    text = " ".join(clean(str(text)).split())
     return "'" + text if text[:1] in ("=", "+", "-", "@") else text
 
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 import ast
 import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from harness.course import REFERENCE_PYTHON, Module
 from harness.errors import HarnessError
+from harness.sandbox.fs import remove_tree
+from harness.sandbox.rundirs import run_dir
 
 SUITE_FILES, SUITE_BYTES = 2000, 32 << 20
 SKIPPED_DIRS = {"__pycache__", ".git", ".pytest_cache", ".hypothesis", ".tox", ".venv", "venv",
@@ -38,9 +39,26 @@ def resolve_suite(path_arg: str, workspace_arg: str | None) -> Path:
         raise HarnessError(f"--mine {path_arg}: {path} does not exist", hint)
     if path.is_file() and path.suffix != ".py":
         raise HarnessError(f"--mine {path_arg} is not a Python file", hint)
-    if path.is_dir() and not any(_is_test_file(p) for p in path.rglob("*.py")):
+    if path.is_dir() and not any(_is_test_file(Path(name)) for _, _, names in _walk(path)
+                                 for name in names):
         raise HarnessError(f"--mine {path_arg} holds no test file (test_*.py or *_test.py)", hint)
     return path.resolve()
+
+
+MAX_SUITE_DEPTH = 16  # folders below --mine's folder: os.walk recurses, so it never goes deeper
+
+
+def _walk(src: Path):
+    """``os.walk`` top-down without links, caches, or more than MAX_SUITE_DEPTH levels (a
+    deeper folder is a usage error: a student's tests are a few folders deep)."""
+    base = len(src.parts)
+    for folder, dirs, names in os.walk(src):
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS
+                         and not os.path.islink(os.path.join(folder, d)))
+        if dirs and len(Path(folder).parts) - base >= MAX_SUITE_DEPTH:
+            raise HarnessError(f"{src} is more than {MAX_SUITE_DEPTH} folders deep",
+                               "point --mine at the folder of your tests")
+        yield folder, dirs, names
 
 
 def _is_test_file(path: Path) -> bool:
@@ -54,7 +72,7 @@ def stage(module: Module, suite: Path) -> tuple[Path, dict[str, Any]]:
     the student's pytest configuration files: their options could break the protocol. Returns
     the folder and the part of the server's configuration that describes it.
     """
-    root = Path(tempfile.mkdtemp(prefix="ol-mine-stage-"))
+    root = run_dir("mine-stage")
     try:
         lib = root / "lib"
         deps = _copy_dependencies(module, lib)
@@ -74,11 +92,11 @@ def stage(module: Module, suite: Path) -> tuple[Path, dict[str, Any]]:
                       "targets": [str(snap / suite.name)], "pytest_args": args,
                       "preload": _preloads(snap)}
     except OSError as exc:
-        shutil.rmtree(root, ignore_errors=True)
+        remove_tree(root)
         raise HarnessError(f"cannot copy your tests {suite}: {exc.strerror or exc}",
                            "check the files are readable") from None
     except BaseException:
-        shutil.rmtree(root, ignore_errors=True)
+        remove_tree(root)
         raise
 
 
@@ -98,9 +116,7 @@ def _copy_dependencies(module: Module, lib: Path) -> list[str]:
 def _copy_suite(src: Path, dest: Path) -> None:
     """Regular files only (no symbolic links), caches skipped, at most SUITE_FILES / SUITE_BYTES."""
     files = size = 0
-    for folder, dirs, names in os.walk(src):
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS
-                         and not os.path.islink(os.path.join(folder, d)))
+    for folder, _, names in _walk(src):
         target = dest / Path(folder).relative_to(src)
         target.mkdir(parents=True, exist_ok=True)
         for name in names:

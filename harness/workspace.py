@@ -1,15 +1,15 @@
 """Student workspaces: finding one, reading its files statically, and preparing what a worker runs.
 
 Nothing here executes student code: syntax, stubs, missing functions and signatures are read
-with ``ast``. The worker runs a *copy* of the workspace's ``tinyllm`` package (with the reference
-substituted for dependencies under ``--ref-deps``), so no bytecode or stray file lands in it.
+with ``ast``. The worker runs a *copy* of the workspace's ``tinyllm`` package, its Python source as
+``harness.sandbox.staging`` stages it (with the reference substituted for dependencies under
+``--ref-deps``), so no bytecode or stray file lands in the workspace and none is imported.
 """
 
 from __future__ import annotations
 
 import ast
 import hashlib
-import os
 import shutil
 import stat
 from dataclasses import dataclass
@@ -17,10 +17,12 @@ from pathlib import Path
 
 from harness.course import REFERENCE_DIR, REFERENCE_PYTHON, STUDENT_DIR, Course, Module
 from harness.errors import HarnessError
+from harness.sandbox.fs import remove_tree
 from harness.sandbox.rundirs import run_dir
+from harness.sandbox.staging import materialize, stage
 
 MAX_FILE_BYTES = 1 << 20  # a module a student writes is far smaller; anything bigger is a mistake
-MAX_PACKAGE_BYTES = 64 << 20  # the whole tinyllm package copied for the worker
+PACKAGE = "python/tinyllm"  # what the worker imports of a workspace's staged python/ tree
 
 
 @dataclass(frozen=True)
@@ -207,13 +209,20 @@ def content_hash(source: str) -> str:
 def prepare_overlay(ws: Workspace, module: Module, course: Course, ref_deps: bool) -> Path:
     """A temporary copy of the workspace's ``tinyllm`` package for the worker to import.
 
-    Under ``--ref-deps`` the reference files replace the modules ``module`` needs. Returns the
-    directory to put on the worker's ``sys.path``; the caller removes it (``shutil.rmtree``).
+    The copy is what ``harness.sandbox.staging`` stages of ``python/``: its ``.py`` files only,
+    after refusing (one-line ``HarnessError``) a link, a special file, a tree too deep or too
+    big, a name that is not UTF-8, and whatever Python would import instead of the source. It
+    is the same reading as ``ol grade``'s, so both refuse the same workspaces. Under
+    ``--ref-deps`` the reference files replace the modules ``module`` needs. Returns the
+    directory to put on the worker's ``sys.path``; the caller removes its parent.
     """
+    staged = stage(ws.root)
+    package = {rel: data for rel, data in staged.files.items()
+               if rel.startswith(f"{PACKAGE}/")}
     tmp = run_dir("ws")  # named after this process: swept if it is killed
     try:
+        materialize(package, tmp)
         dest = tmp / "python"
-        _copy_package(ws.python / "tinyllm", dest / "tinyllm", ws.root)
         for init in ("tinyllm/__init__.py", "tinyllm/prob/__init__.py"):
             if not (dest / init).exists():
                 (dest / init).parent.mkdir(parents=True, exist_ok=True)
@@ -223,45 +232,10 @@ def prepare_overlay(ws: Workspace, module: Module, course: Course, ref_deps: boo
                 dep = course.module(dep_id)
                 shutil.copyfile(REFERENCE_PYTHON / dep.file, dest / dep.file)
         return dest
-    except HarnessError:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     except OSError as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_tree(tmp)
         raise HarnessError(f"cannot copy the workspace {ws.root}: {exc}",
-                           "check its files are readable") from None
-
-
-def _copy_package(src: Path, dest: Path, root: Path) -> None:
-    """Directories and regular files only, caches skipped, at most ``MAX_PACKAGE_BYTES``.
-
-    The copy runs in the harness's process, before any isolation: a link is refused, not
-    followed (one to /dev/zero would never end, one to / would copy the machine), and so is
-    anything that is not a regular file.
-    """
-    for path in (src.parent, src):  # python/ and python/tinyllm themselves
-        if path.is_symlink():
-            raise HarnessError(f"{path.relative_to(root)} is a symbolic link",
-                               "put the folder itself there")
-    size = 0
-    for folder, dirs, names in os.walk(src):  # does not descend into links to directories
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        target = dest / Path(folder).relative_to(src)
-        target.mkdir(parents=True, exist_ok=True)
-        for name in (*dirs, *names):
-            path = Path(folder) / name
-            mode = path.lstat().st_mode
-            shown = path.relative_to(root)
-            if stat.S_ISLNK(mode):
-                raise HarnessError(f"{shown} is a symbolic link", "put the file itself there")
-            if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
-                raise HarnessError(f"{shown} is not a regular file", "remove it")
-        for name in names:
-            path = Path(folder) / name
-            if name.endswith(".pyc"):
-                continue
-            size += path.lstat().st_size
-            if size > MAX_PACKAGE_BYTES:
-                raise HarnessError(f"{src.relative_to(root)} holds more than "
-                                   f"{MAX_PACKAGE_BYTES >> 20} MB", "keep only your modules there")
-            shutil.copyfile(path, target / name, follow_symlinks=False)
+                           "check that there is room in the temporary folder") from None
+    except BaseException:
+        remove_tree(tmp)
+        raise

@@ -24,7 +24,8 @@ import pytest
 
 from harness.cli import main
 from harness.course import REFERENCE_DIR, load_course
-from harness.gradebook import CSV_NAME, JSON_NAME, _cell, content_hash, pack_tree
+from harness.gradebook import CSV_NAME, JSON_NAME, _cell
+from harness.sandbox.staging import stage
 
 REJECTION = "python/tinyllm/prob/rejection.py"
 
@@ -207,17 +208,17 @@ def test_a_gradebook_of_another_module_is_refused(tmp_path, capsys):
 
 # -- what a submission's content is --------------------------------------------------------------
 
-def test_the_content_hash_is_the_python_tree_without_caches(tmp_path):
+def test_the_content_hash_is_the_python_source_of_the_python_tree(tmp_path):
     root = submission(tmp_path, "ws")
-    digest = content_hash(pack_tree(root))
+    digest = stage(root).digest
     (root / "python" / "tinyllm" / "__pycache__").mkdir(exist_ok=True)
     (root / "python" / "tinyllm" / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"\0")
     (root / ".ol").mkdir()
     (root / ".ol" / "passes.json").write_text("{}")
-    (root / "python" / "zero").symlink_to("/dev/zero")  # never read
-    assert content_hash(pack_tree(root)) == digest
-    (root / "python" / "tinyllm" / "notes.txt").write_text("x")
-    assert content_hash(pack_tree(root)) != digest
+    (root / "python" / "tinyllm" / "notes.txt").write_text("x")  # not copied for the worker
+    assert stage(root).digest == digest
+    (root / "python" / "tinyllm" / "extra.py").write_text("x = 1\n")
+    assert stage(root).digest != digest
 
 
 def test_csv_cells_cannot_be_formulas():
