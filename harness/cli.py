@@ -148,7 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return getattr(commands, f"cmd_{args.command}")(args)
     except HarnessError as exc:
-        print(exc.line(), file=sys.stderr)
+        print(_one_line(exc.line()), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("ol: interrupted", file=sys.stderr)
@@ -157,9 +157,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAIL
     except Exception as exc:  # noqa: BLE001 - the one place an unforeseen error is caught
         log = _write_crash_log()
-        print(f"ol: internal error: {type(exc).__name__}: {exc} (the traceback is in {log})",
+        print(_one_line(f"ol: internal error: {type(exc).__name__}: {exc} (the traceback is in {log})"),
               file=sys.stderr)
         return EXIT_INTERNAL
+
+
+def _one_line(text: str) -> str:
+    """The error line as shown: it can quote a submission (an import error's message), so its
+    controls are escaped (``printable``) and a line feed is shown as ``\\n``: one line, always."""
+    from harness.report.escape import printable
+
+    return printable(text).replace("\n", "\\n")
 
 
 def _write_crash_log() -> Path:

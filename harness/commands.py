@@ -16,7 +16,10 @@ EXIT_PASS, EXIT_FAIL = 0, 1
 
 
 def _out(text: str = "") -> None:
-    print(text, flush=True)
+    """One line of a command's own output; a path or name in it may come from a submission."""
+    from harness.report.escape import printable
+
+    print(printable(text), flush=True)
 
 
 def _not_built(what: str) -> int:
@@ -151,6 +154,7 @@ def _write_check_reports(args: argparse.Namespace, result: RunResult) -> None:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from harness.check import has_passed
+    from harness.report.escape import printable
     from harness.workspace import check_module_file, resolve_workspace
 
     module = load_course().module(args.module)
@@ -163,7 +167,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
     diff = difflib.unified_diff(reference.splitlines(keepends=True), source.splitlines(keepends=True),
                                 f"reference/{module.file}", f"yours/{module.file}")
     text = "".join(diff)
-    sys.stdout.write(text if text else "your file is identical to the reference\n")
+    # The student's lines as written, but a control or bidi character shown, not obeyed.
+    sys.stdout.write(printable(text) if text else "your file is identical to the reference\n")
     return EXIT_PASS
 
 
