@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from harness.catalog import collect
-from harness.course import REFERENCE_PYTHON, STUDENT_DIR, load_course
+from harness.course import PACKAGE_DIR, REFERENCE_PYTHON, STUDENT_DIR, load_course
 from harness.errors import HarnessError
 from harness.model import RunResult
 
@@ -85,13 +87,62 @@ def _limits(args: argparse.Namespace):
     return Limits(**fields)
 
 
-def _check_report_paths(paths: list[str | None]) -> None:
-    """Fail before the run, not after it, when a report cannot be written."""
-    from harness.report.io import ensure_writable
+def _check_report_paths(paths: Sequence[str | None | tuple[str, str | None]],
+                        workspace: Path | str | None = None,
+                        protected: Sequence[tuple[Path, str]] = ()) -> None:
+    """Fail before the run, not after it, when a report cannot or must not be written.
 
-    for p in paths:
-        if p is not None:
-            ensure_writable(p)
+    ``paths`` are ``(option, path)`` pairs (or bare paths), None for a report not asked for.
+    Refused, each in one line and before anything is created: a path inside ``workspace``'s
+    ``python/`` tree, the reference's, ol's own code, or a ``protected`` tree (a ``(path, what)``
+    pair, such as the suite of ``ol tests --mine``); two options naming one file (after
+    resolving links, or the same file under two names); an existing path that is not a regular
+    file (``harness.report.io.refuse_special``: nothing is opened). Then each folder is probed.
+    """
+    from harness.report.io import ensure_writable, refuse_special
+
+    given = [p if isinstance(p, tuple) else ("report", p) for p in paths]
+    given = [(flag, str(p)) for flag, p in given if p is not None]
+    trees = [*protected, (REFERENCE_PYTHON, "the reference's python/ folder"),
+             (PACKAGE_DIR, "ol's own code (harness/)")]
+    if workspace is not None:
+        trees.insert(0, (Path(workspace) / "python", "the workspace's python/ folder, your code"))
+    seen: dict[object, str] = {}
+    for flag, path in given:
+        where = _resolved(path)
+        for tree, what in trees:
+            root = _resolved(tree)
+            if where == root or where.is_relative_to(root):
+                raise HarnessError(f"{flag} {path} is inside {what}",
+                                   "write reports outside it, e.g. in reports/")
+        refuse_special(path)
+        for key in _identities(path, where):
+            if key in seen:
+                raise HarnessError(f"{seen[key]} and {flag} name the same file {path}",
+                                   "give each report a file of its own")
+        for key in _identities(path, where):
+            seen[key] = flag
+    for _flag, path in given:
+        ensure_writable(path)
+
+
+def _resolved(path: Path | str) -> Path:
+    """``path`` made absolute with every link resolved (as far as it exists); never fails."""
+    try:
+        return Path(os.path.realpath(os.path.abspath(os.fspath(path))))
+    except (OSError, ValueError):
+        return Path(os.path.abspath(os.fspath(path)))
+
+
+def _identities(path: str, where: Path) -> list[object]:
+    """What makes two report paths the same file: the resolved path, and the inode if it exists."""
+    keys: list[object] = [where]
+    try:
+        info = os.stat(path)  # stat, not open: a FIFO never blocks here
+        keys.append((info.st_dev, info.st_ino))
+    except (OSError, ValueError):
+        pass
+    return keys
 
 
 def _line_printer(module) -> callable:
@@ -117,8 +168,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             from harness.mutants import find_mutant
 
             find_mutant(module.id, target)
-    _check_report_paths([args.json, args.junit, args.gradescope])
     ws = resolve_workspace(args.workspace) if target == "student" else None
+    _check_report_paths([("--json", args.json), ("--junit", args.junit),
+                         ("--gradescope", args.gradescope)], ws.root if ws else None)
     limits = _limits(args) if target == "student" else None
     if ws is not None:
         bundled = " (the bundled student workspace)" if ws.root == STUDENT_DIR.resolve() else ""
@@ -183,7 +235,7 @@ def cmd_lab(args: argparse.Namespace) -> int:
         raise HarnessError(f"--jobs must be at least 1, got {args.jobs}", "e.g. --jobs 2")
     out = Path(args.out) if args.out else None
     if out is not None:
-        _check_report_paths([str(out / f"lab-{module.id}.json")])
+        _check_report_paths([("--out", str(out / f"lab-{module.id}.json"))])
     _out(f"ol lab {module.id}: the catalog against the reference and every mutant")
     result = run_lab(module.id, args.jobs, progress_printer(), exhaustive=args.exhaustive)
     paths = write_lab_reports(result, out)

@@ -799,7 +799,9 @@ def run_mine_command(module: Module, args: argparse.Namespace) -> int:
     if jobs is not None and jobs < 1:
         raise HarnessError(f"--jobs must be at least 1, got {jobs}", "e.g. --jobs 2")
     suite = resolve_suite(args.mine, args.workspace)
-    _check_report_paths([json_path, gradescope_path])
+    workspace = Path(args.workspace).expanduser() if args.workspace else Path.cwd()
+    _check_report_paths([("--json", json_path), ("--gradescope", gradescope_path)], workspace,
+                        [(suite, f"your tests (--mine {args.mine})")])
     print(f"ol tests {module.id} --mine {args.mine}: your tests against the reference, the hidden "
           "correct implementations and every known bug", flush=True)
     result = run_mine(module, suite, jobs, progress=progress_printer())

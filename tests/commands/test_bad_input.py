@@ -5,6 +5,7 @@ The table in docs/bad-input.md lists the same rows; ``ROWS`` is checked against 
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import signal
@@ -76,6 +77,17 @@ ROWS = {
                                      "/proc/ol-report.json"], r"cannot write /proc/ol-report.json"),
     "unwritable --out": (lambda t: ["lab", "M07.6", "--out", "/proc/ol-reports"],
                          r"cannot write /proc/ol-reports"),
+    "report inside python/": (lambda t: ["check", "M07.6", "--workspace", workspace(t), "--json",
+                                         t / "ws/python/tinyllm/prob/rejection.py"],
+                              (r"--json .*rejection.py is inside the workspace's python/ folder, your "
+                               r"code \(write reports outside it, e.g. in reports/\)")),
+    "two reports, one file": (lambda t: ["check", "M07.6", "--target", "reference", "--json",
+                                         t / "r", "--junit", t / "r"],
+                              r"--json and --junit name the same file .*r \(give each report a file"),
+    "report path not a regular file": (lambda t: ["check", "M07.6", "--target", "reference",
+                                                  "--json", _fifo(t)],
+                                       (r"cannot write .*fifo: it is a FIFO \(give the path of a "
+                                        r"regular file\)")),
     "option given twice in conflict": (lambda t: ["check", "M07.6", "--workspace", "a",
                                                   "--workspace", "b"],
                                        r"--workspace given twice \(a and b\)"),
@@ -90,6 +102,12 @@ ROWS = {
     "diff before a pass": (lambda t: ["diff", "M07.6", "--workspace", workspace(t)],
                            r"has not passed `ol check M07.6`"),
 }
+
+
+def _fifo(tmp_path: Path) -> Path:
+    path = tmp_path / "fifo"
+    os.mkfifo(path)
+    return path
 
 
 def _directory_in_place_of_file(tmp_path: Path) -> list:
