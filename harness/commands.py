@@ -153,7 +153,8 @@ def _line_printer(module) -> callable:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from harness.check import CheckRequest, has_passed, record_pass, run_check
+    from harness.check import CheckRequest, check_passes_store, record_pass, run_check
+    from harness.report.escape import printable
     from harness.report.text import failures_and_summary
     from harness.workspace import check_module_file, resolve_workspace
 
@@ -172,6 +173,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     _check_report_paths([("--json", args.json), ("--junit", args.junit),
                          ("--gradescope", args.gradescope)], ws.root if ws else None)
     limits = _limits(args) if target == "student" else None
+    if ws is not None and not args.pattern:
+        check_passes_store(ws)  # a pass is recorded there: a .ol that is a link stops us now
     if ws is not None:
         bundled = " (the bundled student workspace)" if ws.root == STUDENT_DIR.resolve() else ""
         _out(f"ol check {module.id}: workspace {ws.root}{bundled}"
@@ -183,9 +186,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     sys.stdout.write(failures_and_summary(result))
     _write_check_reports(args, result)
     if ws is not None and result.verdict == "pass" and not args.pattern:
-        source = check_module_file(ws, module)
-        if not has_passed(ws, module, source):
-            record_pass(ws, module, source)
+        try:
+            problem = record_pass(ws, module, check_module_file(ws, module))
+        except HarnessError as exc:  # the file changed during the run: the verdict still stands
+            problem = exc.message
+        if problem:
+            print(printable(f"ol: warning: the pass was not recorded: {problem} "
+                            f"(ol diff {module.id} will ask for a pass again)").replace("\n", " "),
+                  file=sys.stderr)
     return EXIT_PASS if result.verdict == "pass" else EXIT_FAIL
 
 

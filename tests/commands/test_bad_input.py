@@ -88,6 +88,8 @@ ROWS = {
                                                   "--json", _fifo(t)],
                                        (r"cannot write .*fifo: it is a FIFO \(give the path of a "
                                         r"regular file\)")),
+    ".ol is a link": (lambda t: _dot_ol_link(t),
+                      r"ws/.ol is a symbolic link \(ol records its passes there and follows no link"),
     "option given twice in conflict": (lambda t: ["check", "M07.6", "--workspace", "a",
                                                   "--workspace", "b"],
                                        r"--workspace given twice \(a and b\)"),
@@ -108,6 +110,13 @@ def _fifo(tmp_path: Path) -> Path:
     path = tmp_path / "fifo"
     os.mkfifo(path)
     return path
+
+
+def _dot_ol_link(tmp_path: Path) -> list:
+    ws = workspace(tmp_path)
+    (tmp_path / "elsewhere").mkdir()
+    (ws / ".ol").symlink_to(tmp_path / "elsewhere")
+    return ["check", "M07.6", "--workspace", ws]
 
 
 def _directory_in_place_of_file(tmp_path: Path) -> list:
