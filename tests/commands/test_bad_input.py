@@ -90,6 +90,9 @@ ROWS = {
                                         r"regular file\)")),
     ".ol is a link": (lambda t: _dot_ol_link(t),
                       r"ws/.ol is a symbolic link \(ol records its passes there and follows no link"),
+    "start over a FIFO": (lambda t: _start_over_a_fifo(t),
+                          (r"rejection.py is a FIFO, not a regular file \(ol start reads and writes "
+                           r"regular files only: move it away first\)")),
     "option given twice in conflict": (lambda t: ["check", "M07.6", "--workspace", "a",
                                                   "--workspace", "b"],
                                        r"--workspace given twice \(a and b\)"),
@@ -110,6 +113,13 @@ def _fifo(tmp_path: Path) -> Path:
     path = tmp_path / "fifo"
     os.mkfifo(path)
     return path
+
+
+def _start_over_a_fifo(tmp_path: Path) -> list:
+    prob = tmp_path / "ws/python/tinyllm/prob"
+    prob.mkdir(parents=True)
+    os.mkfifo(prob / "rejection.py")
+    return ["start", "M07.6", "--workspace", tmp_path / "ws"]
 
 
 def _dot_ol_link(tmp_path: Path) -> list:
