@@ -72,18 +72,25 @@ def cmd_start(args: argparse.Namespace) -> int:
 # -- ol check ----------------------------------------------------------------------------------------
 
 def _limits(args: argparse.Namespace):
+    """The worker's limits from ``--timeout`` and ``--memory-mb``, in the ranges ``cli`` checks
+    them against when they are parsed (checked again here for a Namespace built otherwise)."""
+    from harness.cli import (
+        MEMORY_MB_MAX,
+        MEMORY_MB_MIN,
+        TIMEOUT_MAX_S,
+        check_count,
+        check_seconds,
+    )
     from harness.isolation import Limits
 
     fields = {}
     if args.timeout is not None:
-        if not args.timeout > 0:
-            raise HarnessError(f"--timeout must be positive, got {args.timeout}", "e.g. --timeout 10")
-        fields["call_timeout_s"] = args.timeout
+        fields["call_timeout_s"] = check_seconds("--timeout", float(args.timeout), TIMEOUT_MAX_S,
+                                                 "--timeout 10")
     if args.memory_mb is not None:
-        if args.memory_mb < 256:
-            raise HarnessError(f"--memory-mb must be at least 256, got {args.memory_mb}",
-                               "numpy alone needs about 100 MB")
-        fields["memory_mb"] = args.memory_mb
+        fields["memory_mb"] = check_count("--memory-mb", int(args.memory_mb), MEMORY_MB_MIN,
+                                          MEMORY_MB_MAX, "the default is 4096; numpy alone needs "
+                                          "about 100 MB")
     return Limits(**fields)
 
 
@@ -239,8 +246,10 @@ def cmd_lab(args: argparse.Namespace) -> int:
     from harness.report.lab import lab_summary, write_lab_reports
 
     module = load_course().module(args.module)
-    if args.jobs is not None and args.jobs < 1:
-        raise HarnessError(f"--jobs must be at least 1, got {args.jobs}", "e.g. --jobs 2")
+    if args.jobs is not None:
+        from harness.cli import JOBS_MAX, check_count
+
+        check_count("--jobs", args.jobs, 1, JOBS_MAX, "e.g. --jobs 2")
     out = Path(args.out) if args.out else None
     if out is not None:
         _check_report_paths([("--out", str(out / f"lab-{module.id}.json"))])

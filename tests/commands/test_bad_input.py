@@ -101,7 +101,19 @@ ROWS = {
     "-k selects nothing": (lambda t: ["check", "M07.6", "--target", "reference", "-k", "zzz"],
                            r"-k 'zzz' selects no test of M07.6"),
     "bad --timeout": (lambda t: ["check", "M07.6", "--workspace", workspace(t), "--timeout", "-1"],
-                      r"--timeout must be positive"),
+                      (r"--timeout must be positive and at most 3600 seconds, got -1 "
+                       r"\(e.g. --timeout 10\)")),
+    "--timeout inf": (lambda t: ["check", "M07.6", "--timeout", "inf"],
+                      r"--timeout must be positive and at most 3600 seconds, got inf"),
+    "--memory-mb too large": (lambda t: ["check", "M07.6", "--memory-mb", "1000000000000"],
+                              (r"--memory-mb must be at least 256 and at most 1048576 \(1 TiB\), "
+                               r"got 1000000000000 \(the default is 4096")),
+    "--jobs out of range": (lambda t: ["lab", "M07.6", "--jobs", "0"],
+                            r"--jobs must be at least 1 and at most 256, got 0 \(e.g. --jobs 2\)"),
+    "--submission-timeout out of range": (lambda t: ["grade", "M07.6", t, "--submission-timeout",
+                                                     "inf"],
+                                          (r"--submission-timeout must be positive and at most "
+                                           r"86400 seconds, got inf")),
     "unknown option": (lambda t: ["check", "M07.6", "--frobnicate"],
                        r"unrecognized arguments: --frobnicate \(see `ol --help`\)"),
     "diff before a pass": (lambda t: ["diff", "M07.6", "--workspace", workspace(t)],
