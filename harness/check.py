@@ -6,6 +6,9 @@ import contextlib
 import datetime as dt
 import importlib
 import json
+import os
+import secrets
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,30 +118,160 @@ def run_check(request: CheckRequest, ws: Workspace | None,
 
 
 # -- the record of passes, for ``ol diff`` -------------------------------------------------------
+#
+# ``<workspace>/.ol/passes.json`` is written by the harness's own process (as root, in grading) in
+# a folder the student owns, so it is read and written only through directory descriptors and
+# ``O_NOFOLLOW``: a ``.ol`` or ``passes.json`` that is a symbolic link, a FIFO or a device is
+# refused (one line, exit 2; ``ol check`` asks before its run, so no verdict is lost), never
+# followed, never opened (``lstat`` first; a FIFO would block the read forever).
+
+PASSES_DIR, PASSES_NAME = PASSES_FILE.split("/")
+MAX_PASSES_BYTES = 1 << 20  # far more than any record; a bigger file is not ours
+
 
 def _passes_path(ws: Workspace) -> Path:
     return ws.root / PASSES_FILE
 
 
-def load_passes(ws: Workspace) -> dict:
+def _refusal(shown: str, what: str) -> HarnessError:
+    return HarnessError(f"{shown} is {what}", "ol records its passes there and follows no link, "
+                        "opens no special file: remove it; the next passing ol check recreates it")
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISREG, "a regular file"),
+                       (stat.S_ISDIR, "a directory"),
+                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _lstat_at(name: str, dir_fd: int) -> os.stat_result | None:
     try:
-        data = json.loads(_passes_path(ws).read_text(encoding="utf-8"))
+        return os.lstat(name, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return None
+
+
+def _open_passes_dir(ws: Workspace, create: bool) -> int | None:
+    """A descriptor of ``.ol`` (created when ``create``), or None when it does not exist.
+
+    A ``.ol`` that is a link or not a directory is a ``HarnessError``; so is one swapped for a
+    link between the check and the open (``O_NOFOLLOW``)."""
+    shown = str(ws.root / PASSES_DIR)
+    root_fd = os.open(ws.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        info = _lstat_at(PASSES_DIR, root_fd)
+        if info is None and create:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(PASSES_DIR, 0o755, dir_fd=root_fd)
+            info = _lstat_at(PASSES_DIR, root_fd)
+        if info is None:
+            return None
+        if not stat.S_ISDIR(info.st_mode):
+            raise _refusal(shown, _kind(info.st_mode) + ("" if stat.S_ISLNK(info.st_mode)
+                                                         else ", not a directory"))
+        try:
+            return os.open(PASSES_DIR, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                           dir_fd=root_fd)
+        except OSError as exc:  # ELOOP, ENOTDIR: swapped meanwhile
+            raise _refusal(shown, "no longer a directory") from exc
+    finally:
+        os.close(root_fd)
+
+
+def _check_passes_file(ws: Workspace, dir_fd: int) -> os.stat_result | None:
+    info = _lstat_at(PASSES_NAME, dir_fd)
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        raise _refusal(str(_passes_path(ws)), _kind(info.st_mode))
+    return info
+
+
+def check_passes_store(ws: Workspace) -> None:
+    """Refuse, before a run, a ``.ol`` or ``passes.json`` ol could not use safely (one line)."""
+    dir_fd = _open_passes_dir(ws, create=False)
+    if dir_fd is not None:
+        try:
+            _check_passes_file(ws, dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def load_passes(ws: Workspace) -> dict:
+    """The record, ``{}`` when there is none or it is unreadable; a ``HarnessError`` when ``.ol``
+    or ``passes.json`` is a link or a special file (neither is followed nor opened)."""
+    dir_fd = _open_passes_dir(ws, create=False)
+    if dir_fd is None:
+        return {}
+    try:
+        info = _check_passes_file(ws, dir_fd)
+        if info is None:
+            return {}
+        try:
+            fd = os.open(PASSES_NAME, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                         dir_fd=dir_fd)
+        except OSError:
+            return {}  # gone, or swapped for a link meanwhile (ELOOP): no record
+        with os.fdopen(fd, "rb") as fh:
+            now = os.fstat(fh.fileno())
+            if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (info.st_dev, info.st_ino):
+                return {}
+            raw = fh.read(MAX_PASSES_BYTES + 1)
+        data = json.loads(raw.decode("utf-8")) if len(raw) <= MAX_PASSES_BYTES else None
         return data if isinstance(data, dict) else {}
     except (OSError, ValueError):
         return {}
+    finally:
+        os.close(dir_fd)
 
 
-def record_pass(ws: Workspace, module: Module, source: str) -> None:
-    """Remember that exactly this content of the module passed its whole catalog."""
-    from harness.report.io import write_atomic
+def record_pass(ws: Workspace, module: Module, source: str) -> str | None:
+    """Remember that exactly this content of the module passed its whole catalog.
 
-    passes = load_passes(ws)
-    entry = passes.setdefault(module.id, {})
-    entry[content_hash(source)] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    Returns None (recorded, or recorded already), or why nothing was recorded (a read-only
+    workspace, a ``.ol`` turned into a link during the run): the verdict stands either way, and
+    ``ol diff`` asks for a pass again.
+    """
     try:
-        write_atomic(_passes_path(ws), json.dumps(passes, indent=2) + "\n")
-    except HarnessError:
-        pass  # a read-only workspace still gets its verdict; ol diff will ask for a pass again
+        passes = load_passes(ws)
+        entry = passes.setdefault(module.id, {})
+        if content_hash(source) in entry:
+            return None  # recorded already: the first pass's time is kept
+        entry[content_hash(source)] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        _write_passes(ws, json.dumps(passes, indent=2) + "\n")
+    except HarnessError as exc:
+        return exc.message
+    except OSError as exc:
+        return f"cannot write {_passes_path(ws)}: {exc.strerror or exc}"
+    return None
+
+
+def _write_passes(ws: Workspace, text: str) -> None:
+    """A temporary file in ``.ol``, fsynced, renamed over ``passes.json``: all through ``.ol``'s
+    descriptor, created ``O_EXCL | O_NOFOLLOW`` (the rename replaces a link, never follows it)."""
+    dir_fd = _open_passes_dir(ws, create=True)
+    assert dir_fd is not None
+    tmp = f".{PASSES_NAME}.{secrets.token_hex(8)}.tmp"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o644, dir_fd=dir_fd)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(text.encode("utf-8"))
+                fh.flush()
+                os.fsync(fh.fileno())
+            _check_passes_file(ws, dir_fd)
+            os.replace(tmp, PASSES_NAME, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dir_fd)
+            raise
+        with contextlib.suppress(OSError):
+            os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
 
 
 def has_passed(ws: Workspace, module: Module, source: str) -> bool:

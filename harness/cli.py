@@ -45,6 +45,74 @@ class _Once(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
+# -- the ranges of the numeric options (checked as they are parsed, for every command) -----------
+
+TIMEOUT_MAX_S = 3600.0  # per call: an hour; a test's calls together get 120 s anyway
+SUBMISSION_TIMEOUT_MAX_S = 86400.0  # one submission of ol grade: a day
+# RLIMIT_AS bounds address space, not RAM (numpy reserves far more than it touches), so the cap
+# is not the machine's memory: 1 TiB, whose byte count (2**40) no rlimit can overflow.
+MEMORY_MB_MIN, MEMORY_MB_MAX = 256, 1 << 20
+JOBS_MAX = 256
+
+
+def check_seconds(flag: str, value: float, maximum: float, example: str, shown: str | None = None) -> float:
+    """``value`` if ``0 < value <= maximum`` (so neither nan nor inf), else a ``UsageError``."""
+    if not 0 < value <= maximum:
+        raise UsageError(f"{flag} must be positive and at most {maximum:g} seconds, got "
+                         f"{shown if shown is not None else format(value, 'g')}", f"e.g. {example}")
+    return value
+
+
+def check_count(flag: str, value: int, low: int, high: int, hint: str, shown: str | None = None) -> int:
+    """``value`` if ``low <= value <= high``, else a ``UsageError`` naming the range."""
+    if not low <= value <= high:
+        raise UsageError(f"{flag} must be at least {low} and at most {high}"
+                         + (" (1 TiB)" if high == MEMORY_MB_MAX and flag == "--memory-mb" else "")
+                         + f", got {shown if shown is not None else value}", hint)
+    return value
+
+
+def _seconds(flag: str, maximum: float, example: str):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise UsageError(f"{flag} must be a number of seconds, got {text!r}",
+                             f"e.g. {example}") from None
+        return check_seconds(flag, value, maximum, example, text.strip())
+    return parse
+
+
+def _count(flag: str, low: int, high: int, hint: str):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise UsageError(f"{flag} must be a whole number, got {text!r}", hint) from None
+        return check_count(flag, value, low, high, hint, text.strip())
+    return parse
+
+
+def _timeout_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--timeout", type=_seconds("--timeout", TIMEOUT_MAX_S, "--timeout 10"),
+                   metavar="S", action=_Once,
+                   help=f"wall-clock limit per call in the worker (default 10, at most "
+                   f"{TIMEOUT_MAX_S:g})")
+
+
+def _memory_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--memory-mb", type=_count("--memory-mb", MEMORY_MB_MIN, MEMORY_MB_MAX,
+                                              "the default is 4096; numpy alone needs about 100 MB"),
+                   metavar="MB", action=_Once,
+                   help=f"memory limit of the worker (default 4096, from {MEMORY_MB_MIN} to "
+                   f"{MEMORY_MB_MAX})")
+
+
+def _jobs_arg(p: argparse.ArgumentParser, help_text: str) -> None:
+    p.add_argument("--jobs", type=_count("--jobs", 1, JOBS_MAX, "e.g. --jobs 2"), metavar="N",
+                   action=_Once, help=f"{help_text} (at most {JOBS_MAX})")
+
+
 def _workspace_arg(p: argparse.ArgumentParser, help_text: str | None = None) -> None:
     p.add_argument("--workspace", metavar="DIR", action=_Once,
                    help=help_text or "the student workspace (default: the current directory if it "
@@ -66,8 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
     for flag in ("json", "gradescope"):
         p.add_argument(f"--{flag}", metavar="FILE", action=_Once,
                        help=f"with --mine: also write a {flag} report")
-    p.add_argument("--jobs", type=int, metavar="N", action=_Once,
-                   help="with --mine: processes (default: all cores)")
+    _jobs_arg(p, "with --mine: processes (default: all cores)")
 
     p = sub.add_parser("start", help="write the stubs of a module into your workspace")
     p.add_argument("module")
@@ -86,10 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="only tests whose name contains PATTERN")
     for flag in ("json", "junit", "gradescope"):
         p.add_argument(f"--{flag}", metavar="FILE", action=_Once, help=f"also write a {flag} report")
-    p.add_argument("--timeout", type=float, metavar="S", action=_Once,
-                   help="wall-clock limit per call in the worker (default 10)")
-    p.add_argument("--memory-mb", type=int, metavar="MB", action=_Once,
-                   help="memory limit of the worker (default 4096)")
+    _timeout_arg(p)
+    _memory_arg(p)
 
     p = sub.add_parser("diff", help="your module against the reference, once it passes")
     p.add_argument("module")
@@ -97,7 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("lab", help="every hand-written mutant against the catalog: the kill matrix")
     p.add_argument("module")
-    p.add_argument("--jobs", type=int, metavar="N", action=_Once, help="processes (default: all cores)")
+    _jobs_arg(p, "processes (default: all cores)")
     p.add_argument("--out", metavar="DIR", action=_Once, help="report folder (default: reports/)")
     p.add_argument("--exhaustive", action="store_true",
                    help="run every cell of the matrix, also tests that never reach the mutated "
@@ -123,17 +188,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("grade", help="check every workspace in a folder (a gradebook)")
     p.add_argument("module")
     p.add_argument("submissions")
-    p.add_argument("--jobs", type=int, action=_Once)
+    _jobs_arg(p, "submissions checked at once (default: all cores)")
     p.add_argument("--executor", choices=("local", "dask"), default="local", action=_Once)
     p.add_argument("--scheduler", metavar="ADDRESS", action=_Once)
     p.add_argument("--out", metavar="DIR", action=_Once)
     p.add_argument("--ref-deps", action="store_true")
-    p.add_argument("--timeout", type=float, metavar="S", action=_Once,
-                   help="wall-clock limit per call in the worker (default 10), as in ol check")
-    p.add_argument("--memory-mb", type=int, metavar="MB", action=_Once,
-                   help="memory limit of the worker (default 4096), as in ol check")
-    p.add_argument("--submission-timeout", type=float, metavar="S", action=_Once,
-                   help="wall-clock budget of one submission's whole check (default 600)")
+    _timeout_arg(p)
+    _memory_arg(p)
+    p.add_argument("--submission-timeout", metavar="S", action=_Once,
+                   type=_seconds("--submission-timeout", SUBMISSION_TIMEOUT_MAX_S,
+                                 "--submission-timeout 600"),
+                   help="wall-clock budget of one submission's whole check (default 600, at most "
+                   f"{SUBMISSION_TIMEOUT_MAX_S:g})")
     return parser
 
 
@@ -148,7 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return getattr(commands, f"cmd_{args.command}")(args)
     except HarnessError as exc:
-        print(exc.line(), file=sys.stderr)
+        print(_one_line(exc.line()), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("ol: interrupted", file=sys.stderr)
@@ -157,9 +223,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAIL
     except Exception as exc:  # noqa: BLE001 - the one place an unforeseen error is caught
         log = _write_crash_log()
-        print(f"ol: internal error: {type(exc).__name__}: {exc} (the traceback is in {log})",
+        print(_one_line(f"ol: internal error: {type(exc).__name__}: {exc} (the traceback is in {log})"),
               file=sys.stderr)
         return EXIT_INTERNAL
+
+
+def _one_line(text: str) -> str:
+    """The error line as shown: it can quote a submission (an import error's message), so its
+    controls are escaped (``printable``) and a line feed is shown as ``\\n``: one line, always."""
+    from harness.report.escape import printable
+
+    return printable(text).replace("\n", "\\n")
 
 
 def _write_crash_log() -> Path:

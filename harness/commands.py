@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from harness.catalog import collect
-from harness.course import REFERENCE_PYTHON, STUDENT_DIR, load_course
+from harness.course import PACKAGE_DIR, REFERENCE_PYTHON, STUDENT_DIR, load_course
 from harness.errors import HarnessError
 from harness.model import RunResult
 
@@ -16,7 +18,10 @@ EXIT_PASS, EXIT_FAIL = 0, 1
 
 
 def _out(text: str = "") -> None:
-    print(text, flush=True)
+    """One line of a command's own output; a path or name in it may come from a submission."""
+    from harness.report.escape import printable
+
+    print(printable(text), flush=True)
 
 
 def _not_built(what: str) -> int:
@@ -67,28 +72,84 @@ def cmd_start(args: argparse.Namespace) -> int:
 # -- ol check ----------------------------------------------------------------------------------------
 
 def _limits(args: argparse.Namespace):
+    """The worker's limits from ``--timeout`` and ``--memory-mb``, in the ranges ``cli`` checks
+    them against when they are parsed (checked again here for a Namespace built otherwise)."""
+    from harness.cli import (
+        MEMORY_MB_MAX,
+        MEMORY_MB_MIN,
+        TIMEOUT_MAX_S,
+        check_count,
+        check_seconds,
+    )
     from harness.sandbox.isolated import Limits
 
     fields = {}
     if args.timeout is not None:
-        if not args.timeout > 0:
-            raise HarnessError(f"--timeout must be positive, got {args.timeout}", "e.g. --timeout 10")
-        fields["call_timeout_s"] = args.timeout
+        fields["call_timeout_s"] = check_seconds("--timeout", float(args.timeout), TIMEOUT_MAX_S,
+                                                 "--timeout 10")
     if args.memory_mb is not None:
-        if args.memory_mb < 256:
-            raise HarnessError(f"--memory-mb must be at least 256, got {args.memory_mb}",
-                               "numpy alone needs about 100 MB")
-        fields["memory_mb"] = args.memory_mb
+        fields["memory_mb"] = check_count("--memory-mb", int(args.memory_mb), MEMORY_MB_MIN,
+                                          MEMORY_MB_MAX, "the default is 4096; numpy alone needs "
+                                          "about 100 MB")
     return Limits(**fields)
 
 
-def _check_report_paths(paths: list[str | None]) -> None:
-    """Fail before the run, not after it, when a report cannot be written."""
-    from harness.report.io import ensure_writable
+def _check_report_paths(paths: Sequence[str | None | tuple[str, str | None]],
+                        workspace: Path | str | None = None,
+                        protected: Sequence[tuple[Path, str]] = ()) -> None:
+    """Fail before the run, not after it, when a report cannot or must not be written.
 
-    for p in paths:
-        if p is not None:
-            ensure_writable(p)
+    ``paths`` are ``(option, path)`` pairs (or bare paths), None for a report not asked for.
+    Refused, each in one line and before anything is created: a path inside ``workspace``'s
+    ``python/`` tree, the reference's, ol's own code, or a ``protected`` tree (a ``(path, what)``
+    pair, such as the suite of ``ol tests --mine``); two options naming one file (after
+    resolving links, or the same file under two names); an existing path that is not a regular
+    file (``harness.report.io.refuse_special``: nothing is opened). Then each folder is probed.
+    """
+    from harness.report.io import ensure_writable, refuse_special
+
+    given = [p if isinstance(p, tuple) else ("report", p) for p in paths]
+    given = [(flag, str(p)) for flag, p in given if p is not None]
+    trees = [*protected, (REFERENCE_PYTHON, "the reference's python/ folder"),
+             (PACKAGE_DIR, "ol's own code (harness/)")]
+    if workspace is not None:
+        trees.insert(0, (Path(workspace) / "python", "the workspace's python/ folder, your code"))
+    seen: dict[object, str] = {}
+    for flag, path in given:
+        where = _resolved(path)
+        for tree, what in trees:
+            root = _resolved(tree)
+            if where == root or where.is_relative_to(root):
+                raise HarnessError(f"{flag} {path} is inside {what}",
+                                   "write reports outside it, e.g. in reports/")
+        refuse_special(path)
+        for key in _identities(path, where):
+            if key in seen:
+                raise HarnessError(f"{seen[key]} and {flag} name the same file {path}",
+                                   "give each report a file of its own")
+        for key in _identities(path, where):
+            seen[key] = flag
+    for _flag, path in given:
+        ensure_writable(path)
+
+
+def _resolved(path: Path | str) -> Path:
+    """``path`` made absolute with every link resolved (as far as it exists); never fails."""
+    try:
+        return Path(os.path.realpath(os.path.abspath(os.fspath(path))))
+    except (OSError, ValueError):
+        return Path(os.path.abspath(os.fspath(path)))
+
+
+def _identities(path: str, where: Path) -> list[object]:
+    """What makes two report paths the same file: the resolved path, and the inode if it exists."""
+    keys: list[object] = [where]
+    try:
+        info = os.stat(path)  # stat, not open: a FIFO never blocks here
+        keys.append((info.st_dev, info.st_ino))
+    except (OSError, ValueError):
+        pass
+    return keys
 
 
 def _line_printer(module) -> callable:
@@ -99,7 +160,8 @@ def _line_printer(module) -> callable:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from harness.check import CheckRequest, has_passed, record_pass, run_check
+    from harness.check import CheckRequest, check_passes_store, record_pass, run_check
+    from harness.report.escape import printable
     from harness.report.text import failures_and_summary
     from harness.workspace import check_module_file, resolve_workspace
 
@@ -114,9 +176,12 @@ def cmd_check(args: argparse.Namespace) -> int:
             from harness.mutants import find_mutant
 
             find_mutant(module.id, target)
-    _check_report_paths([args.json, args.junit, args.gradescope])
     ws = resolve_workspace(args.workspace) if target == "student" else None
+    _check_report_paths([("--json", args.json), ("--junit", args.junit),
+                         ("--gradescope", args.gradescope)], ws.root if ws else None)
     limits = _limits(args) if target == "student" else None
+    if ws is not None and not args.pattern:
+        check_passes_store(ws)  # a pass is recorded there: a .ol that is a link stops us now
     if ws is not None:
         bundled = " (the bundled student workspace)" if ws.root == STUDENT_DIR.resolve() else ""
         _out(f"ol check {module.id}: workspace {ws.root}{bundled}"
@@ -128,9 +193,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     sys.stdout.write(failures_and_summary(result))
     _write_check_reports(args, result)
     if ws is not None and result.verdict == "pass" and not args.pattern:
-        source = check_module_file(ws, module)
-        if not has_passed(ws, module, source):
-            record_pass(ws, module, source)
+        try:
+            problem = record_pass(ws, module, check_module_file(ws, module))
+        except HarnessError as exc:  # the file changed during the run: the verdict still stands
+            problem = exc.message
+        if problem:
+            print(printable(f"ol: warning: the pass was not recorded: {problem} "
+                            f"(ol diff {module.id} will ask for a pass again)").replace("\n", " "),
+                  file=sys.stderr)
     return EXIT_PASS if result.verdict == "pass" else EXIT_FAIL
 
 
@@ -151,6 +221,7 @@ def _write_check_reports(args: argparse.Namespace, result: RunResult) -> None:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from harness.check import has_passed
+    from harness.report.escape import printable
     from harness.workspace import check_module_file, resolve_workspace
 
     module = load_course().module(args.module)
@@ -163,7 +234,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
     diff = difflib.unified_diff(reference.splitlines(keepends=True), source.splitlines(keepends=True),
                                 f"reference/{module.file}", f"yours/{module.file}")
     text = "".join(diff)
-    sys.stdout.write(text if text else "your file is identical to the reference\n")
+    # The student's lines as written, but a control or bidi character shown, not obeyed.
+    sys.stdout.write(printable(text) if text else "your file is identical to the reference\n")
     return EXIT_PASS
 
 
@@ -174,11 +246,13 @@ def cmd_lab(args: argparse.Namespace) -> int:
     from harness.report.lab import lab_summary, write_lab_reports
 
     module = load_course().module(args.module)
-    if args.jobs is not None and args.jobs < 1:
-        raise HarnessError(f"--jobs must be at least 1, got {args.jobs}", "e.g. --jobs 2")
+    if args.jobs is not None:
+        from harness.cli import JOBS_MAX, check_count
+
+        check_count("--jobs", args.jobs, 1, JOBS_MAX, "e.g. --jobs 2")
     out = Path(args.out) if args.out else None
     if out is not None:
-        _check_report_paths([str(out / f"lab-{module.id}.json")])
+        _check_report_paths([("--out", str(out / f"lab-{module.id}.json"))])
     _out(f"ol lab {module.id}: the catalog against the reference and every mutant")
     result = run_lab(module.id, args.jobs, progress_printer(), exhaustive=args.exhaustive)
     paths = write_lab_reports(result, out)

@@ -306,8 +306,9 @@ def cmd_gate(args: argparse.Namespace) -> int:
     course = load_course()
     course.milestone(args.milestone)  # an unknown milestone is a usage error, before anything runs
     markdown = getattr(args, "markdown", None) or str(default_reports_dir() / f"gate-{args.milestone}.md")
-    _check_report_paths([args.json, args.junit, markdown])
     ws = resolve_workspace(args.workspace)
+    _check_report_paths([("--json", args.json), ("--junit", args.junit), ("--markdown", markdown)],
+                        ws.root)
     _out(f"ol gate {args.milestone}: workspace {ws.root}"
          + (" with the reference dependencies" if args.ref_deps else ""))
     width = max(len(m) for m in course.milestone(args.milestone))

@@ -764,10 +764,14 @@ def run_mine_command(module: Module, args: argparse.Namespace) -> int:
 
     json_path, gradescope_path = getattr(args, "json", None), getattr(args, "gradescope", None)
     jobs = getattr(args, "jobs", None)
-    if jobs is not None and jobs < 1:
-        raise HarnessError(f"--jobs must be at least 1, got {jobs}", "e.g. --jobs 2")
+    if jobs is not None:
+        from harness.cli import JOBS_MAX, check_count
+
+        check_count("--jobs", jobs, 1, JOBS_MAX, "e.g. --jobs 2")
     suite = resolve_suite(args.mine, args.workspace)
-    _check_report_paths([json_path, gradescope_path])
+    workspace = Path(args.workspace).expanduser() if args.workspace else Path.cwd()
+    _check_report_paths([("--json", json_path), ("--gradescope", gradescope_path)], workspace,
+                        [(suite, f"your tests (--mine {args.mine})")])
     print(f"ol tests {module.id} --mine {args.mine}: your tests against the reference, the hidden "
           "correct implementations and every known bug", flush=True)
     result = run_mine(module, suite, jobs, progress=progress_printer())

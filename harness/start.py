@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import ast
 import datetime as dt
+import os
 import shutil
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,12 +63,19 @@ class StartAction:
 
 
 def start(module: Module, root: Path, force: bool = False) -> list[StartAction]:
-    """Write the package ``__init__`` files and the stub of ``module`` under ``root/python``."""
+    """Write the package ``__init__`` files and the stub of ``module`` under ``root/python``.
+
+    Every place is checked before anything is written: a folder where a file belongs, a FIFO,
+    socket or device (or a link to one), or a link where a stub goes stops ``ol start`` in one
+    line. Nothing but a regular file is ever opened (``lstat`` first): a FIFO would block.
+    """
     python = root / "python"
     if root.exists() and not root.is_dir():
         raise HarnessError(f"{root} exists and is not a directory", "choose a folder for --workspace")
     wanted = {init: (REFERENCE_PYTHON / init).read_text(encoding="utf-8") for init in PACKAGE_INITS}
     wanted[module.file] = stub_source(module)
+    for rel in wanted:
+        _check_place(python, rel)
     actions = []
     for rel, content in wanted.items():
         path = python / rel
@@ -74,21 +83,80 @@ def start(module: Module, root: Path, force: bool = False) -> list[StartAction]:
     return actions
 
 
-def _place(path: Path, content: str, force: bool) -> StartAction:
-    if path.is_dir():
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a directory"),
+                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _check_place(python: Path, rel: str) -> None:
+    """Refuse what ``ol start`` must neither open nor replace, on the way to ``python/rel``:
+    a folder on the way that is not one (a link to a folder is fine), then the file itself."""
+    parts = Path(rel).parts
+    for folder in [python.joinpath(*parts[:i]) for i in range(len(parts))]:
+        if not _is_folder(folder):
+            return  # missing: nothing below it exists, the write creates it all
+    path = python / rel
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return
+    if stat.S_ISREG(info.st_mode):
+        return
+    if stat.S_ISDIR(info.st_mode):
         raise HarnessError(f"{path} is a directory where a file belongs", "move it away first")
-    if path.exists():
+    if stat.S_ISLNK(info.st_mode):
+        raise HarnessError(f"{path} is a symbolic link",
+                           "ol check copies regular files only: put the file itself there")
+    raise HarnessError(f"{path} is {_kind(info.st_mode)}, not a regular file",
+                       "ol start reads and writes regular files only: move it away first")
+
+
+def _is_folder(folder: Path) -> bool:
+    """True for a folder, False when missing; anything else where a folder belongs is refused."""
+    try:
+        info = folder.stat()
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise HarnessError(f"cannot use {folder}: {exc.strerror or exc}", "move it away first") from None
+    if not stat.S_ISDIR(info.st_mode):
+        raise HarnessError(f"{folder} is {_kind(info.st_mode)} where a folder belongs",
+                           "move it away first")
+    return True
+
+
+def _current(path: Path, size: int) -> bytes | None:
+    """At most ``size + 1`` bytes of ``path`` (enough to tell whether it equals a text of
+    ``size`` bytes), opened ``O_NOFOLLOW | O_NONBLOCK`` and read only if it still is a regular
+    file; None when it does not exist or cannot be read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None  # gone, unreadable, or swapped for a link meanwhile (ELOOP): not the stub
+    with os.fdopen(fd, "rb") as fh:
         try:
-            current = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            current = None
-        if current == content:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise HarnessError(f"{path} is not a regular file", "move it away first")
+            return fh.read(size + 1)
+        except OSError:
+            return None
+
+
+def _place(path: Path, content: str, force: bool) -> StartAction:
+    _check_place(path.parent, path.name)  # again, right before: the folder may have changed
+    if os.path.lexists(path):
+        wanted = content.encode("utf-8")
+        if _current(path, len(wanted)) == wanted:
             return StartAction(path, "unchanged")
         if not force:
             return StartAction(path, "kept")
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
         backup = path.with_name(f"{path.name}.{stamp}.bak")
-        shutil.copy2(path, backup)
+        shutil.copy2(path, backup, follow_symlinks=False)
         write_atomic(path, content)
         return StartAction(path, "replaced", backup)
     write_atomic(path, content)

@@ -3,13 +3,15 @@
 Like the lab's reports (``harness.report.lab``, whose test-file listing this reuses), every
 document is built before any is written, and each write is atomic. In the Stryker report a
 recorded equivalent is ``Ignored`` with its kind and reason as ``statusReason``; ``killedBy``
-comes from the full kill matrix, ``coveredBy`` from mutmut's own coverage.
+comes from the full kill matrix, ``coveredBy`` from mutmut's own coverage. Every text a run or
+mutmut produced is shown through ``printable`` (controls escaped), as in every other reporter.
 """
 
 from __future__ import annotations
 
 import html
 import io
+import re
 import tokenize
 from pathlib import Path
 from types import SimpleNamespace
@@ -20,6 +22,7 @@ from harness.audit.equivalents import skeleton
 from harness.audit.mutmut_result import MutmutAudit, MutmutRow
 from harness.course import REFERENCE_PYTHON, REPO_ROOT
 from harness.report.common import json_text, md_cell
+from harness.report.escape import printable
 from harness.report.io import write_reports
 from harness.report.lab import _stryker_test_files, position
 
@@ -65,12 +68,12 @@ def _stryker_mutant(row: MutmutRow, source: str) -> dict[str, Any]:
         "replacement": m.replacement,
         "location": _location(source, m.line, m.end_line),
         "status": row.stryker_status,
-        "statusReason": _reason(row),
+        "statusReason": printable(_reason(row)),
         "killedBy": list(row.killed_by),
         "coveredBy": list(row.covered_by),
         "testsCompleted": len(row.covered_by),
         "duration": round(row.duration_s * 1000, 3),
-        "description": f"{m.function}: {m.original} -> {m.mutated}",
+        "description": printable(f"{m.function}: {m.original} -> {m.mutated}"),
         "static": False,
     }
 
@@ -183,8 +186,9 @@ def to_markdown(a: MutmutAudit) -> str:
     unexplained = [r for r in a.rows if r.unexplained]
     lines += [f"#### Unexplained survivors ({len(unexplained)})", ""]
     for r in unexplained:
+        fence = _fence(r.mutant.diff)
         lines += [f"- `{r.mutant.key}` (`{r.mutant.function}`, line {r.mutant.line})", "",
-                  "```diff", r.mutant.diff, "```", ""]
+                  f"{fence}diff", r.mutant.diff, fence, ""]
     if unexplained:
         lines += [("Kill each with a catalog test, or record it in "
                    f"`{a.equivalents_file}` (fill in the reasons):"), "", "```toml",
@@ -202,7 +206,12 @@ def to_markdown(a: MutmutAudit) -> str:
         rs = [r for r in a.rows if r.mutant.function == fn]
         lines.append(f"| `{fn}` | {len(rs)} | {sum(r.detected for r in rs)} | "
                      f"{sum(r.equivalent for r in rs)} | {sum(r.unexplained for r in rs)} |")
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines) + "\n")
+
+
+def _fence(text: str) -> str:
+    """A code fence longer than any run of backticks in ``text``, so it cannot be closed early."""
+    return "`" * max(3, max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
 
 
 def _problem_lines(a: MutmutAudit) -> list[str]:
@@ -253,9 +262,9 @@ def to_html(a: MutmutAudit) -> str:
                    for r in a.rows if r.equivalent)
     body.append("<h2>Recorded survivors</h2><table><tr><th>function</th><th>line</th><th>change</th>"
                 f"<th>kind</th><th>reason</th></tr>{rows}</table>")
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>ol audit --mutmut {e(a.module)}</title><style>{_CSS}</style></head>"
-            f"<body>\n{''.join(body)}\n</body></html>\n")
+    return printable("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                     f"<title>ol audit --mutmut {e(a.module)}</title><style>{_CSS}</style></head>"
+                     f"<body>\n{''.join(body)}\n</body></html>\n")
 
 
 def _html_diff(diff: str) -> str:
@@ -281,4 +290,4 @@ def mutmut_summary(a: MutmutAudit) -> str:
         lines.append(f"  {a.count('contradicted')} contradicted record(s): the catalog kills them")
     if a.clean_failures:
         lines.append(f"  the trampolined original fails: {', '.join(a.clean_failures)}")
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines) + "\n")

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from harness.model import Outcome, RunResult, TestResult
+from harness.report.escape import UNSAFE, printable
 
 # Plain markers (no emoji): they read the same in a terminal, a CI log and a step summary.
 MARKERS = {
@@ -18,8 +19,15 @@ MARKERS = {
 
 
 def json_text(data: Any, *, allow_nan: bool = True) -> str:
-    """A JSON report's text: indent 2, non-ASCII kept, a trailing newline."""
-    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=allow_nan) + "\n"
+    """A JSON report's text: indent 2, non-ASCII kept, a trailing newline.
+
+    The data is kept exactly (a consumer decodes the very message the code produced), but the
+    text holds no character ``printable`` would escape: json escapes the C0 controls itself, and
+    DEL, the C1 and bidi controls and lone surrogates are written as ``\\uXXXX`` escapes, so the
+    file shows safely in a terminal and always encodes as UTF-8. (They occur only inside strings.)
+    """
+    text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=allow_nan) + "\n"
+    return UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def summary_line(result: RunResult) -> str:
@@ -47,7 +55,20 @@ def milliseconds(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms"
 
 
+_MD_CELL = str.maketrans({"\\": "\\\\", "`": "\\`", "|": "\\|", "[": "\\[", "]": "\\]",
+                         "&": "&amp;", "<": "&lt;", ">": "&gt;"})
+
+
 def md_cell(text: str) -> str:
-    """Text safe inside one Markdown table cell: pipes escaped, lines joined, HTML inert."""
-    text = " ".join(text.split())
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+    """Text safe inside one Markdown table cell or list item: shown as written, on one line.
+
+    Controls are escaped (``printable``), lines joined; backslashes, backticks, pipes and
+    brackets are backslash-escaped (no code span, link or cell boundary can start inside it,
+    and ``\\|`` cannot unescape a pipe); ``&``, ``<`` and ``>`` are entities (HTML is inert).
+    """
+    return " ".join(printable(text).split()).translate(_MD_CELL)
+
+
+def md_code(text: str) -> str:
+    """Text for a one-line code span in a table: no backticks, no pipes, no controls, one line."""
+    return " ".join(printable(text).split()).replace("`", "'").replace("|", "/")

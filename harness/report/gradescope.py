@@ -3,12 +3,14 @@
 Field names follow Gradescope's autograder specification (top level: ``score``, ``output``,
 ``tests``; per test: ``name``, ``score``, ``max_score``, ``status``, ``output``, ``visibility``).
 ``max_score`` at the top level is ours: it makes the file self-describing for ``ol grade``.
+Gradescope shows ``name`` and ``output`` as they are, so each goes through ``printable``.
 """
 
 from __future__ import annotations
 
 from harness.model import RunResult, TestResult
 from harness.report.common import MARKERS, failure_text, json_text, summary_line
+from harness.report.escape import printable
 
 VISIBILITY = "visible"  # students see every test: the catalog is published (``ol tests``)
 
@@ -27,15 +29,15 @@ def to_gradescope(result: RunResult) -> str:
 def _overall(result: RunResult) -> str:
     lines = [f"{result.module} against {result.target}", *(f"note: {n}" for n in result.notes),
              summary_line(result)]
-    return "\n".join(lines)
+    return printable("\n".join(lines))
 
 
 def _test(test: TestResult) -> dict[str, object]:
     return {
-        "name": f"{test.name} ({test.kind.value})",
+        "name": printable(f"{test.name} ({test.kind.value})"),
         "score": 1 if test.ok else 0,
         "max_score": 1,
         "status": "passed" if test.ok else "failed",
-        "output": "" if test.ok else f"{MARKERS[test.outcome]}: {failure_text(test)}",
+        "output": "" if test.ok else printable(f"{MARKERS[test.outcome]}: {failure_text(test)}"),
         "visibility": VISIBILITY,
     }

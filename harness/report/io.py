@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -34,6 +35,7 @@ def write_atomic(path: Path | str, data: str | bytes) -> Path:
     """
     target = Path(path)
     payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    refuse_special(target)  # a FIFO, a device or a folder put there meanwhile is never replaced
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         mode = target.stat().st_mode & 0o777 if target.is_file() else NEW_FILE_MODE
@@ -54,11 +56,46 @@ def write_reports(documents: Mapping[str, str | bytes], out: Path | str | None =
     return [write_atomic(base / name, data) for name, data in documents.items()]
 
 
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def special_kind(path: Path | str) -> str | None:
+    """What ``path`` is when it exists and is not a regular file (``"a FIFO"``, ``"a symbolic
+    link to a directory"``), else None. Only ``lstat`` and ``stat``: nothing is opened, so a FIFO
+    cannot block. A dangling link is None: writing replaces the link."""
+    try:
+        info = os.lstat(path)
+    except (OSError, ValueError):
+        return None  # missing (or an invalid path: the write says why)
+    link = stat.S_ISLNK(info.st_mode)
+    if link:
+        try:
+            info = os.stat(path)
+        except (OSError, ValueError):
+            return None
+    if stat.S_ISREG(info.st_mode):
+        return None
+    kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a regular file")
+    return f"a symbolic link to {kind}" if link else kind
+
+
+def refuse_special(path: Path | str) -> None:
+    """A ``HarnessError`` when ``path`` exists and is not a regular file (see ``special_kind``)."""
+    kind = special_kind(path)
+    if kind is not None:
+        hint = "give a file name" if kind.endswith("directory") else "give the path of a regular file"
+        raise HarnessError(f"cannot write {path}: it is {kind}", hint)
+
+
 def ensure_writable(path: Path | str) -> Path:
-    """Fail now, before a long run, if ``path`` could not be written later (creates its folder)."""
+    """Fail now, before a long run, if ``path`` could not be written later (creates its folder).
+
+    A path that exists and is not a regular file (a folder, a FIFO, a device, a link to one) is
+    refused without being opened: the report would replace it (``/dev/null`` as root) or hang.
+    """
     path = Path(path)
-    if path.is_dir():
-        raise HarnessError(f"cannot write {path}: it is a directory", "give a file name")
+    refuse_special(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".probe")

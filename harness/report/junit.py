@@ -4,6 +4,10 @@ The element and attribute names are those of the JUnit schema CI servers read (J
 plugin, GitLab, GitHub test-report actions); ``tests/schemas/junit.xsd`` checks our output.
 A failed test is a ``<failure>``; an error, a timeout or a crash (the code under test never
 answered properly) is an ``<error>``, so CI counts them apart.
+
+Every text and attribute goes through ``_clean``: ``printable`` (a control character is shown as
+``\x1b``, never sent to a CI log or a terminal), then whatever XML 1.0 still cannot carry (U+FFFE,
+U+FFFF) as an escape too, so the document is always well-formed XML 1.0.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from collections.abc import Iterable
 
 from harness.model import Outcome, RunResult, TestResult
 from harness.report.common import failure_text, summary_line
+from harness.report.escape import printable
 
 SUITES_NAME = "ol"
 ERROR_OUTCOMES = (Outcome.ERROR, Outcome.TIMEOUT, Outcome.CRASHED)
@@ -49,7 +54,7 @@ def _run_time(result: RunResult) -> float:
 
 
 def _suite(result: RunResult) -> ET.Element:
-    attrs = _counts([result], result.module)
+    attrs = _counts([result], _clean(result.module))
     attrs["skipped"] = "0"
     suite = ET.Element("testsuite", attrs)
     props = ET.SubElement(suite, "properties")
@@ -87,4 +92,4 @@ def _seconds(value: float) -> str:
 
 
 def _clean(text: str) -> str:
-    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", printable(text))

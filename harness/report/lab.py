@@ -9,6 +9,9 @@ The Stryker report follows ``mutation-testing-report-schema`` (schema version 2,
 tests/report/test_lab_reports.py): each mutant's location is the span of its ``find`` text in the
 reference file, its replacement what that span reads once the mutant is applied, so the report's
 viewer shows exactly the edit the lab ran.
+
+The lab runs the harness's own mutants, but every text a run carries (failure messages above
+all) is shown through ``printable`` in each format all the same, as in every other reporter.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ from harness.course import REFERENCE_PYTHON, REPO_ROOT, Module, load_course
 from harness.errors import HarnessError
 from harness.lab import LabResult, MutantRow
 from harness.mutants import Mutant, apply
-from harness.report.common import json_text, md_cell
+from harness.report.common import json_text, md_cell, md_code
+from harness.report.escape import printable
 from harness.report.io import write_reports
 
 # The lab's verdict needs every mutant killed, so only 100 % is green; below 80 % is red.
@@ -143,7 +147,7 @@ def lab_summary(result: LabResult) -> str:
         lines.append(_wrap("nobody's designated killer: " + ", ".join(undesignated), "", "  "))
     lines.append(f"time {result.duration_s:.1f} s with {result.jobs} "
                  f"job{'s' if result.jobs != 1 else ''}")
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines) + "\n")
 
 
 def _wrap(text: str, first: str, rest: str) -> str:
@@ -187,16 +191,16 @@ def _stryker_mutant(result: LabResult, row: MutantRow, source: str) -> dict[str,
         reason = "every catalog test passed; designated: " + ", ".join(row.mutant.designated)
     return {
         "id": row.mutant.id,
-        "mutatorName": _pitfall(result, row.mutant),
+        "mutatorName": printable(_pitfall(result, row.mutant)),
         "replacement": replacement,
         "location": {"start": position(source, start), "end": position(source, end)},
         "status": "Killed" if row.killed else "Survived",
-        "statusReason": reason,
+        "statusReason": printable(reason),
         "killedBy": killers,
         "coveredBy": [t.name for t in row.run.tests],
         "testsCompleted": len(row.run.tests),
         "duration": round(row.run.duration_s * 1000, 3),
-        "description": f"{row.mutant.id}: {row.mutant.description}",
+        "description": printable(f"{row.mutant.id}: {row.mutant.description}"),
         "static": False,
     }
 
@@ -289,7 +293,7 @@ def to_lab_markdown(result: LabResult) -> str:
     problems = _problems(result)
     if problems:
         lines += ["**Problems**", ""]
-        lines += [f"- `{row.mutant.id}` {md_cell(what)}: {md_cell(row.mutant.description)}"
+        lines += [f"- `{md_code(row.mutant.id)}` {md_cell(what)}: {md_cell(row.mutant.description)}"
                   for row, what in problems]
         lines.append("")
     lines += _md_matrix(result)
@@ -299,17 +303,17 @@ def to_lab_markdown(result: LabResult) -> str:
     subset = set(result.minimal_subset())
     for i, test in enumerate(result.tests, start=1):
         designated_for = [r.mutant.id for r in result.rows if test in r.mutant.designated]
-        lines.append(f"| {i} | `{test}` | {len(result.kills(test))} | "
+        lines.append(f"| {i} | `{md_code(test)}` | {len(result.kills(test))} | "
                      f"{len(result.unique_kills(test))} | {', '.join(designated_for)} | "
                      f"{'yes' if test in subset else ''} |")
     ordered = [t for t in result.tests if t in subset]
     lines += ["", "#### Minimal subset", "",
               f"{len(ordered)} of {len(result.tests)} tests kill every mutant the catalog kills: "
-              + (", ".join(f"`{t}`" for t in ordered) or "none") + "."]
+              + (", ".join(f"`{md_code(t)}`" for t in ordered) or "none") + "."]
     notes = _note_lines(result)
     if notes:
-        lines += ["", "#### Notes", ""] + [f"- `{t}` {md_cell(s)}" for t, s in notes]
-    return "\n".join(lines) + "\n"
+        lines += ["", "#### Notes", ""] + [f"- `{md_code(t)}` {md_cell(s)}" for t, s in notes]
+    return printable("\n".join(lines) + "\n")
 
 
 def _md_matrix(result: LabResult) -> list[str]:
@@ -325,5 +329,5 @@ def _md_matrix(result: LabResult) -> list[str]:
         marks = " | ".join(MD_MARKS[cell_state(row, t)] for t in result.tests)
         outcome = ("killed" if row.designated_killed else "killed, not by its designated test") \
             if row.killed else "**SURVIVED**"
-        lines.append(f"| `{row.mutant.id}` | {row.mutant.pitfall} | {marks} | {outcome} |")
+        lines.append(f"| `{md_code(row.mutant.id)}` | {row.mutant.pitfall} | {marks} | {outcome} |")
     return lines

@@ -3,6 +3,8 @@
 No scripts and no external assets; every cell's title says its state and the test's failure, every
 row's title the mutant's description and pitfall. The cell states, counts, problems and notes are
 ``harness.report.lab``'s, shared with the other formats; ``write_lab_reports`` writes this page.
+Every text is ``html.escape``d, and the page as a whole goes through ``printable`` (html.escape
+leaves control characters alone; the template has none, so only a run's text can hold them).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import html
 import string
 
 from harness.lab import LabResult, MutantRow
+from harness.report.escape import printable
 from harness.report.lab import (
     DESIGNATED,
     KILLED,
@@ -92,9 +95,10 @@ def to_lab_html(result: LabResult) -> str:
     if notes:
         body += ["<h2>Notes</h2>", "<ul>" + "".join(
             f"<li><code>{e(t)}</code> {e(s)}</li>" for t, s in notes) + "</ul>"]
-    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-            f"<title>ol lab {e(result.module)}: {result.verdict}</title>\n"
-            f"<style>{_CSS}</style>\n</head>\n<body>\n" + "\n".join(body) + "\n</body>\n</html>\n")
+    return printable("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                     f"<title>ol lab {e(result.module)}: {result.verdict}</title>\n"
+                     f"<style>{_CSS}</style>\n</head>\n<body>\n" + "\n".join(body)
+                     + "\n</body>\n</html>\n")
 
 
 def _html_legend() -> str:

@@ -1,4 +1,9 @@
-"""A Markdown summary of one run, fit for a CI step summary (``$GITHUB_STEP_SUMMARY``)."""
+"""A Markdown summary of one run, fit for a CI step summary (``$GITHUB_STEP_SUMMARY``).
+
+A submission's text cannot leave its place: names sit in code spans without backticks or pipes
+(``md_code``), other cells and notes are ``md_cell``s, and a failure's message is a fenced block
+longer than any run of backticks in it; all of it has its controls escaped (``printable``).
+"""
 
 from __future__ import annotations
 
@@ -8,26 +13,28 @@ from harness.model import RunResult, TestResult
 from harness.report.common import (
     MARKERS,
     md_cell,
+    md_code,
     milliseconds,
     pitfall_line,
     summary_line,
 )
+from harness.report.escape import printable
 
 
 def to_markdown(result: RunResult) -> str:
     """A heading with the verdict, a table of tests, then each failure in ``<details>``."""
     verdict = "PASS" if result.verdict == "pass" else "FAIL"
     lines = [
-        f"### {result.module} against `{_code(result.target)}`: {verdict}",
+        f"### {md_cell(result.module)} against `{md_code(result.target)}`: {verdict}",
         "",
-        summary_line(result),
+        md_cell(summary_line(result)),
         "",
         "| test | kind | result | time | pitfall |",
         "| --- | --- | --- | ---: | --- |",
     ]
     for t in result.tests:
         pitfall = str(t.pitfall) if t.pitfall is not None and not t.ok else ""
-        lines.append(f"| `{_code(t.name)}` | {t.kind.value} | {MARKERS[t.outcome]} | "
+        lines.append(f"| `{md_code(t.name)}` | {t.kind.value} | {MARKERS[t.outcome]} | "
                      f"{milliseconds(t.duration_s)} | {pitfall} |")
     for t in result.failures():
         lines += ["", *_details(t)]
@@ -37,7 +44,7 @@ def to_markdown(result: RunResult) -> str:
 
 
 def _details(test: TestResult) -> list[str]:
-    message = test.message.rstrip() or f"{test.outcome.value} (no message was recorded)"
+    message = printable(test.message.rstrip() or f"{test.outcome.value} (no message was recorded)")
     fence = "`" * max(3, _longest_backtick_run(message) + 1)
     out = [
         "<details>",
@@ -56,7 +63,3 @@ def _details(test: TestResult) -> list[str]:
 def _longest_backtick_run(text: str) -> int:
     return max((len(m) for m in re.findall(r"`+", text)), default=0)
 
-
-def _code(text: str) -> str:
-    """Text inside a one-line code span in a table: no backticks, no pipes, no newlines."""
-    return " ".join(text.split()).replace("`", "'").replace("|", "/")

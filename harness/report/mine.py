@@ -2,7 +2,8 @@
 
 The verdict and its JSON shape are ``harness.mine.MineResult``'s; these only lay it out. None of
 them shows a mutant's code or a catalog test's name: a missed bug is its description, its pitfall
-and its hint.
+and its hint. The student's test names, failure messages and problems are shown through
+``printable`` (escaped before any split into lines, so a carriage return is shown, not obeyed).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import textwrap
 
 from harness.mine import Implementation, MineResult, pitfall_table
 from harness.report.common import json_text
+from harness.report.escape import printable
 from harness.report.gradescope import VISIBILITY
 
 
@@ -39,7 +41,7 @@ def format_text(result: MineResult) -> str:
         lines += _missed_section(result)
     lines += ["", (f"score: {result.caught} / {len(result.mutants)} "
                    f"({result.duration_s:.1f} s, {result.jobs} jobs)")]
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines) + "\n")
 
 
 def _missed_section(result: MineResult) -> list[str]:
@@ -72,7 +74,7 @@ def _correct_section(result: MineResult) -> list[str]:
     lines = []
     problems: dict[str, list[Implementation]] = {}
     for impl, run in broken:
-        problems.setdefault(run.problem or run.status, []).append(impl)
+        problems.setdefault(printable(run.problem or run.status), []).append(impl)
     for problem, impls in problems.items():
         first, *rest = problem.splitlines()
         lines += _wrap(f"correct code: your tests cannot run on "
@@ -90,7 +92,8 @@ def _correct_section(result: MineResult) -> list[str]:
     for test, impls in wrong.items():
         lines += ["", f"  WRONG  {test}"]
         lines += _wrap(f"fails on {', '.join(i.label for i in impls)}", "         ")
-        lines += [f"         | {line}" for line in result.first_message(test).splitlines()[:30]]
+        lines += [f"         | {line}"
+                  for line in printable(result.first_message(test)).splitlines()[:30]]
         described += [i for i in impls if i.differs and i not in described]
     for impl in described:
         lines += [""] + _wrap(f"{impl.label} is correct too; it differs from the reference only "
@@ -109,15 +112,16 @@ def to_gradescope(result: MineResult) -> str:
     text = format_text(result)
     tests = [{"name": "your tests accept correct code", "score": 0, "max_score": 0,
               "status": "passed" if correct_ok else "failed",
-              "output": "" if correct_ok else "\n".join(_correct_section(result)),
+              "output": "" if correct_ok else printable("\n".join(_correct_section(result))),
               "visibility": VISIBILITY}]
     for impl, run in result.mutants:
         m, caught_by = impl.mutant, result.caught_by(run)
         output = (f"caught by {', '.join(caught_by)}" if caught_by else
                   f"{m.description}\npitfall {m.pitfall}: {result.pitfalls.get(m.pitfall, '')}\n"
                   f"hint: {m.hint}")
-        tests.append({"name": f"bug {m.id} (pitfall {m.pitfall})", "score": 1 if caught_by else 0,
-                      "max_score": 1, "status": "passed" if caught_by else "failed",
-                      "output": output, "visibility": VISIBILITY})
+        tests.append({"name": printable(f"bug {m.id} (pitfall {m.pitfall})"),
+                      "score": 1 if caught_by else 0, "max_score": 1,
+                      "status": "passed" if caught_by else "failed",
+                      "output": printable(output), "visibility": VISIBILITY})
     doc = {"score": result.caught, "max_score": len(result.mutants), "output": text, "tests": tests}
     return json_text(doc)

@@ -4,7 +4,8 @@ The plot (matplotlib, the ``plot`` extra) has three panels: the measured power a
 mutant that changes a law (with its 95 % interval and the 0.999 line), the false-alarm rate on the
 reference against each test's alpha (log scale; a rate of 0 is drawn as its upper bound), and the
 reference's p-values against the uniform law they should follow. Without matplotlib the other
-reports are still written and the summary says how to get the plot.
+reports are still written and the summary says how to get the plot. The Markdown and the
+terminal summary go through ``printable`` (a problem's text can quote what a run raised).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from harness.audit.analytic import TARGET_POWER
 from harness.audit.power_result import MutantPower, PowerAudit, TestPower
 from harness.report.common import json_text, md_cell
+from harness.report.escape import printable
 from harness.report.io import default_reports_dir, write_atomic
 
 
@@ -53,7 +55,7 @@ def to_markdown(audit: PowerAudit) -> str:
               f"power at least {TARGET_POWER} and at the catalog's fixed seed."), ""]
     for test in audit.tests:
         lines += _test_section(test)
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines) + "\n")
 
 
 def _test_section(t: TestPower) -> list[str]:
@@ -226,4 +228,4 @@ def summary(audit: PowerAudit) -> str:
         lines.append(f"  {t.test}: false alarms {_rate(t.false_alarm)}; "
                      + (f"lowest power {worst.power.value:.3f} ({worst.mutant})" if worst else "no power to measure"))
         lines += [f"    problem: {p}" for p in t.problems]
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines) + "\n")

@@ -1,4 +1,8 @@
-"""Plain-text reports: ``ol check`` (one run) and ``ol tests`` (the catalog)."""
+"""Plain-text reports: ``ol check`` (one run) and ``ol tests`` (the catalog).
+
+Every string a submission can put in a result (messages, names, the workspace) goes to the
+terminal through ``printable``: an escape sequence in a student's message is shown, never run.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ from harness.report.common import (
     milliseconds,
     summary_line,
 )
+from harness.report.escape import printable
 
 # What each rung of the course asks of the student; the chapter names the rung of every module.
 RUNGS = {
@@ -26,8 +31,8 @@ CATALOG_COLUMNS = ("test", "kind", "checks", "why it matters", "pitfall")
 
 def test_line(test: TestResult, width: int) -> str:
     """``  name  kind  outcome  time``: one line, printed as each test finishes."""
-    return (f"  {test.name:<{width}}  {test.kind.value:<11}  {test.outcome.value:<7}  "
-            f"{milliseconds(test.duration_s):>10}")
+    return printable(f"  {test.name:<{width}}  {test.kind.value:<11}  {test.outcome.value:<7}  "
+                     f"{milliseconds(test.duration_s):>10}")
 
 
 def failures_and_summary(result: RunResult) -> str:
@@ -35,12 +40,13 @@ def failures_and_summary(result: RunResult) -> str:
     lines: list[str] = []
     for t in result.failures():
         lines += ["", f"{t.outcome.value.upper()}: {t.name} ({t.kind.value})"]
-        lines += [f"    {line}".rstrip() for line in failure_text(t).splitlines()]
+        # Escaped before the split: a carriage return or a form feed is shown, not a line break.
+        lines += [f"    {line}".rstrip() for line in printable(failure_text(t)).splitlines()]
     if result.notes:
         lines.append("")
         lines += [f"note: {note}" for note in result.notes]
     lines += ["", summary_line(result)]
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines) + "\n")
 
 
 def format_run(result: RunResult) -> str:
@@ -48,7 +54,7 @@ def format_run(result: RunResult) -> str:
     lines = [f"{result.module} against {result.target} ({result.workspace})", ""]
     width = max((len(t.name) for t in result.tests), default=0)
     lines += [test_line(t, width) for t in result.tests]
-    return "\n".join(lines) + "\n" + failures_and_summary(result)
+    return printable("\n".join(lines) + "\n") + failures_and_summary(result)
 
 
 def rung_line(module: Module) -> str:
@@ -65,11 +71,11 @@ def format_catalog(module: Module, cases: Iterable[Any], fmt: str = "text") -> s
     """
     infos = [c if isinstance(c, CaseInfo) else c[0] for c in cases]
     if fmt == "text":
-        return _catalog_text(module, infos)
+        return printable(_catalog_text(module, infos))
     if fmt == "json":
         return _catalog_json(module, infos)
     if fmt == "markdown":
-        return _catalog_markdown(module, infos)
+        return printable(_catalog_markdown(module, infos))
     known = ", ".join(CATALOG_FORMATS)
     raise HarnessError(f"unknown catalog format '{fmt}'", f"use one of: {known}")
 

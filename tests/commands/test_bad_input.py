@@ -5,6 +5,7 @@ The table in docs/bad-input.md lists the same rows; ``ROWS`` is checked against 
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import signal
@@ -76,6 +77,22 @@ ROWS = {
                                      "/proc/ol-report.json"], r"cannot write /proc/ol-report.json"),
     "unwritable --out": (lambda t: ["lab", "M07.6", "--out", "/proc/ol-reports"],
                          r"cannot write /proc/ol-reports"),
+    "report inside python/": (lambda t: ["check", "M07.6", "--workspace", workspace(t), "--json",
+                                         t / "ws/python/tinyllm/prob/rejection.py"],
+                              (r"--json .*rejection.py is inside the workspace's python/ folder, your "
+                               r"code \(write reports outside it, e.g. in reports/\)")),
+    "two reports, one file": (lambda t: ["check", "M07.6", "--target", "reference", "--json",
+                                         t / "r", "--junit", t / "r"],
+                              r"--json and --junit name the same file .*r \(give each report a file"),
+    "report path not a regular file": (lambda t: ["check", "M07.6", "--target", "reference",
+                                                  "--json", _fifo(t)],
+                                       (r"cannot write .*fifo: it is a FIFO \(give the path of a "
+                                        r"regular file\)")),
+    ".ol is a link": (lambda t: _dot_ol_link(t),
+                      r"ws/.ol is a symbolic link \(ol records its passes there and follows no link"),
+    "start over a FIFO": (lambda t: _start_over_a_fifo(t),
+                          (r"rejection.py is a FIFO, not a regular file \(ol start reads and writes "
+                           r"regular files only: move it away first\)")),
     "option given twice in conflict": (lambda t: ["check", "M07.6", "--workspace", "a",
                                                   "--workspace", "b"],
                                        r"--workspace given twice \(a and b\)"),
@@ -84,12 +101,44 @@ ROWS = {
     "-k selects nothing": (lambda t: ["check", "M07.6", "--target", "reference", "-k", "zzz"],
                            r"-k 'zzz' selects no test of M07.6"),
     "bad --timeout": (lambda t: ["check", "M07.6", "--workspace", workspace(t), "--timeout", "-1"],
-                      r"--timeout must be positive"),
+                      (r"--timeout must be positive and at most 3600 seconds, got -1 "
+                       r"\(e.g. --timeout 10\)")),
+    "--timeout inf": (lambda t: ["check", "M07.6", "--timeout", "inf"],
+                      r"--timeout must be positive and at most 3600 seconds, got inf"),
+    "--memory-mb too large": (lambda t: ["check", "M07.6", "--memory-mb", "1000000000000"],
+                              (r"--memory-mb must be at least 256 and at most 1048576 \(1 TiB\), "
+                               r"got 1000000000000 \(the default is 4096")),
+    "--jobs out of range": (lambda t: ["lab", "M07.6", "--jobs", "0"],
+                            r"--jobs must be at least 1 and at most 256, got 0 \(e.g. --jobs 2\)"),
+    "--submission-timeout out of range": (lambda t: ["grade", "M07.6", t, "--submission-timeout",
+                                                     "inf"],
+                                          (r"--submission-timeout must be positive and at most "
+                                           r"86400 seconds, got inf")),
     "unknown option": (lambda t: ["check", "M07.6", "--frobnicate"],
                        r"unrecognized arguments: --frobnicate \(see `ol --help`\)"),
     "diff before a pass": (lambda t: ["diff", "M07.6", "--workspace", workspace(t)],
                            r"has not passed `ol check M07.6`"),
 }
+
+
+def _fifo(tmp_path: Path) -> Path:
+    path = tmp_path / "fifo"
+    os.mkfifo(path)
+    return path
+
+
+def _start_over_a_fifo(tmp_path: Path) -> list:
+    prob = tmp_path / "ws/python/tinyllm/prob"
+    prob.mkdir(parents=True)
+    os.mkfifo(prob / "rejection.py")
+    return ["start", "M07.6", "--workspace", tmp_path / "ws"]
+
+
+def _dot_ol_link(tmp_path: Path) -> list:
+    ws = workspace(tmp_path)
+    (tmp_path / "elsewhere").mkdir()
+    (ws / ".ol").symlink_to(tmp_path / "elsewhere")
+    return ["check", "M07.6", "--workspace", ws]
 
 
 def _directory_in_place_of_file(tmp_path: Path) -> list:

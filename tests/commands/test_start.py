@@ -78,3 +78,84 @@ def test_start_into_a_file_is_a_usage_error(tmp_path, capsys):
     assert main(["start", "M07.6", "--workspace", str(f)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not a directory" in err
+
+
+# -- what ol start must neither open nor replace -------------------------------------------------
+
+def _run_start(workspace):
+    """In a separate process: a FIFO that blocks an open fails the test instead of hanging it."""
+    import os
+    import subprocess
+    import sys
+
+    from harness.course import REPO_ROOT
+
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    return subprocess.run([sys.executable, "-m", "harness", "start", "M07.6", "--workspace",
+                           str(workspace)], cwd=workspace, env=env, capture_output=True, text=True,
+                          timeout=60, check=False)
+
+
+def _make(path, kind):
+    import os
+    import socket
+    import stat
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "socket":
+        sock = socket.socket(socket.AF_UNIX)
+        here = os.getcwd()
+        os.chdir(path.parent)  # a relative name: a socket's path is capped at 108 bytes
+        try:
+            sock.bind(path.name)
+        finally:
+            os.chdir(here)
+            sock.close()
+    elif kind == "device":
+        if os.geteuid() != 0:
+            pytest.skip("making a device node needs root")
+        os.mknod(path, 0o600 | stat.S_IFCHR, os.makedev(1, 5))  # what /dev/zero is
+    elif kind == "link-to-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "link-to-fifo":
+        os.mkfifo(path.parent / "behind")
+        path.symlink_to(path.parent / "behind")
+    elif kind == "link-to-file":
+        (path.parent / "elsewhere.py").write_text("# mine\n")
+        path.symlink_to(path.parent / "elsewhere.py")
+    elif kind == "directory":
+        path.mkdir()
+
+
+@pytest.mark.parametrize("rel,kind,says", [
+    ("python/tinyllm/prob/rejection.py", "fifo", "rejection.py is a FIFO, not a regular file"),
+    ("python/tinyllm/prob/rejection.py", "socket", "rejection.py is a socket, not a regular file"),
+    ("python/tinyllm/prob/rejection.py", "device", "rejection.py is a character device, not a regular file"),
+    ("python/tinyllm/prob/rejection.py", "link-to-fifo", "rejection.py is a symbolic link"),
+    ("python/tinyllm/prob/rejection.py", "link-to-file", "rejection.py is a symbolic link"),
+    ("python/tinyllm/prob/rejection.py", "directory", "rejection.py is a directory where a file belongs"),
+    ("python/tinyllm/__init__.py", "link-to-zero", "__init__.py is a symbolic link"),
+    ("python/tinyllm/prob", "fifo", "prob is a FIFO where a folder belongs"),
+    ("python", "link-to-fifo", "python is a FIFO where a folder belongs"),
+])
+def test_start_refuses_what_is_not_a_regular_file_without_opening_it(tmp_path, rel, kind, says):
+    ws = tmp_path / "ws"
+    _make(ws / rel, kind)
+    before = sorted(str(p.relative_to(ws)) for p in ws.rglob("*"))
+    proc = _run_start(ws)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("ol: ") and says in proc.stderr
+    assert proc.stdout == ""
+    assert sorted(str(p.relative_to(ws)) for p in ws.rglob("*")) == before  # nothing written
+
+
+def test_start_follows_a_link_to_a_folder(tmp_path):
+    real = tmp_path / "real-python"
+    real.mkdir()
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws/python").symlink_to(real)
+    actions = start(load_course().module("M07.6"), tmp_path / "ws")
+    assert [a.action for a in actions] == ["written"] * 3
+    assert (real / "tinyllm/prob/rejection.py").is_file()
