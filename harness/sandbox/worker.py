@@ -58,7 +58,7 @@ _PR_SET_NO_NEW_PRIVS = 38
 _CAP_VERSION_3 = 0x20080522
 # Namespaces and mounts (linux/sched.h, linux/mount.h, fcntl.h).
 _CLONE_NEWNS, _CLONE_NEWNET, _CLONE_NEWPID = 0x00020000, 0x40000000, 0x20000000
-_CLONE_NEWIPC, _CLONE_NEWUSER = 0x08000000, 0x10000000
+_CLONE_NEWIPC, _CLONE_NEWUSER, _CLONE_NEWUTS = 0x08000000, 0x10000000, 0x04000000
 _KEYCTL_JOIN_SESSION_KEYRING = 1
 _SYS_KEYCTL = {"x86_64": 250, "aarch64": 219}.get(os.uname().machine)
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
@@ -115,19 +115,24 @@ def _user_namespace(libc: ctypes.CDLL) -> bool:
         return True  # unmapped: still no host capability; the mounts below may then fail
     if _SYS_KEYCTL is not None:  # a session keyring of its own too (not the harness's)
         libc.syscall(_SYS_KEYCTL, _KEYCTL_JOIN_SESSION_KEYRING, None)
+    # No user namespace inside this one: the code under test gets no capabilities of its own.
+    with contextlib.suppress(OSError), open("/proc/sys/user/max_user_namespaces", "w") as f:
+        f.write("0")
     return True
 
 
 def _sandbox(libc: ctypes.CDLL, writable: str) -> bool:
     """Best effort, as root: a private mount namespace where everything is read-only except
-    ``writable`` (the worker's temporary directory), a network namespace with no network, and an
-    IPC namespace of its own (SysV shared memory, message queues, semaphores and POSIX message
-    queues the student's code creates are gone with the worker's last process).
+    ``writable`` (the worker's temporary directory) and ``/run`` is an empty read-only tmpfs (no
+    socket of the host's daemons there to connect to: a read-only mount does not stop
+    ``connect``), a network namespace with no network, an IPC namespace of its own (SysV shared
+    memory, message queues, semaphores and POSIX message queues the student's code creates are
+    gone with the worker's last process) and a UTS namespace (a host name of its own).
 
     So the student's code cannot change the harness, its catalogs, reports or another workspace
     (at import time, say, before the parent loads a catalog). Whether it worked is reported.
     """
-    if (libc.unshare(_CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWIPC) != 0
+    if (libc.unshare(_CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWIPC | _CLONE_NEWUTS) != 0
             and libc.unshare(_CLONE_NEWNS) != 0):
         return False
     if libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
@@ -138,6 +143,9 @@ def _sandbox(libc: ctypes.CDLL, writable: str) -> bool:
     setattr_ = libc.mount_setattr if hasattr(libc, "mount_setattr") else None
     if setattr_ is None:
         return False
+    if os.path.isdir("/run") and not os.path.realpath(writable).startswith("/run/"):
+        libc.mount(b"tmpfs", b"/run", b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
+                   b"size=4k,mode=755")
     if (setattr_(_AT_FDCWD, b"/", _AT_RECURSIVE, read_only, 32) != 0
             or libc.mount(path, path, None, _MS_BIND, None) != 0
             or setattr_(_AT_FDCWD, path, 0, read_write, 32) != 0):
