@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import stat
 import sys
 import time
 import xml.etree.ElementTree as ET
@@ -48,11 +49,13 @@ class ModuleGate:
 
     def line(self, width: int = 6) -> str:
         """``  M07.6  blocked  by M07.1 (it did not pass)``: the module's summary line."""
+        from harness.report.escape import printable
+
         head = f"  {self.module:<{width}}  {self.status:<7}"
         if self.run is not None:
             return (f"{head}  {self.run.passed:>3} passed, {self.run.failed:>3} failed"
                     f"  {self.duration_s:6.1f} s")
-        return f"{head}  {self.message}"
+        return f"{head}  {printable(self.message)}"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -199,6 +202,7 @@ def run_gate(milestone: str, ws: Workspace, ref_deps: bool = False, limits: obje
 
 def format_failures(result: GateResult) -> str:
     """What follows the module lines: each failure, error and block, then the gate's line."""
+    from harness.report.escape import printable
     from harness.report.text import failures_and_summary
 
     lines: list[str] = []
@@ -207,17 +211,17 @@ def format_failures(result: GateResult) -> str:
             lines += ["", f"== {m.module} {m.title}: fail"]
             lines += failures_and_summary(m.run).rstrip("\n").splitlines()
         elif m.status == "error":
-            lines += ["", f"== {m.module} {m.title}: error", f"    {m.message}"]
+            lines += ["", f"== {m.module} {m.title}: error", f"    {printable(m.message)}"]
         elif m.status == "blocked":
-            lines += ["", f"== {m.module} {m.title}: blocked {m.message}; not run"]
+            lines += ["", f"== {m.module} {m.title}: blocked {printable(m.message)}; not run"]
     lines += ["", result.summary_line()]
     return "\n".join(lines) + "\n"
 
 
 def to_gate_json(result: GateResult) -> str:
-    import json
+    from harness.report.common import json_text
 
-    return json.dumps(result.to_json(), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return json_text(result.to_json(), allow_nan=False)
 
 
 def to_gate_markdown(result: GateResult) -> str:
@@ -227,7 +231,7 @@ def to_gate_markdown(result: GateResult) -> str:
 
     verdict = "PASS" if result.verdict == "pass" else "FAIL"
     lines = [f"## {result.milestone}: {verdict}", "", md_cell(result.title), "",
-             f"workspace `{result.workspace}`" + (", reference dependencies" if result.ref_deps
+             f"workspace {md_cell(str(result.workspace))}" + (", reference dependencies" if result.ref_deps
                                                   else ""), "",
              "| module | status | passed | failed | time | note |",
              "| --- | --- | ---: | ---: | ---: | --- |"]
@@ -328,8 +332,12 @@ def _append_step_summary(text: str) -> None:
     path = os.environ.get("GITHUB_STEP_SUMMARY")
     if not path:
         return
-    try:
-        with open(path, "a", encoding="utf-8") as fh:
+    try:  # never blocks on a FIFO, never writes through a link or into a device
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW
+                     | os.O_CLOEXEC, 0o644)
+        with open(fd, "a", encoding="utf-8", errors="backslashreplace") as fh:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError(0, "not a regular file")
             fh.write(text)
     except OSError as exc:
         print(f"ol: could not append to $GITHUB_STEP_SUMMARY ({path}): {exc.strerror}",

@@ -155,10 +155,13 @@ def run_local(module: Module, jobs: list[Job], settings: dict[str, Any], workers
 # -- progress ------------------------------------------------------------------------------------
 
 def say(text: str, stream=None) -> None:
-    """Print ``text`` as the stream can encode it (what it cannot, as escapes), flushed."""
+    """Print ``text`` as the stream can encode it (what it cannot, and control characters from a
+    submission's name or message, as escapes), flushed."""
+    from harness.report.escape import printable
+
     stream = stream if stream is not None else sys.stdout
     encoding = getattr(stream, "encoding", None) or "utf-8"
-    text = clean(text).encode(encoding, "backslashreplace").decode(encoding, "replace")
+    text = printable(clean(text)).encode(encoding, "backslashreplace").decode(encoding, "replace")
     print(text, file=stream, flush=True)
 
 

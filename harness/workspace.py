@@ -9,7 +9,9 @@ with ``ast``. The worker runs a *copy* of the workspace's ``tinyllm`` package, i
 from __future__ import annotations
 
 import ast
+import errno
 import hashlib
+import os
 import shutil
 import stat
 from dataclasses import dataclass
@@ -64,13 +66,26 @@ def read_source(path: Path, shown: str) -> str:
     """
     too_big = HarnessError(f"{shown} is larger than {MAX_FILE_BYTES // 1024} KiB",
                            "a module is a few hundred lines; check the file")
+    try:  # opened before it is looked at: a FIFO never blocks, a link is never followed
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise HarnessError(f"{shown} is a symbolic link", "put the file itself there") from None
+        if exc.errno == errno.EISDIR:
+            raise HarnessError(f"cannot read {shown}: Is a directory",
+                               "put the module's text there") from None
+        raise HarnessError(f"cannot read {shown}: {exc.strerror or exc}",
+                           "check that the file exists and is readable") from None
     try:
-        info = path.stat()
-        if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):  # a folder: EISDIR
-            raise HarnessError(f"{shown} is not a regular file", "put the module's text there")
-        if info.st_size > MAX_FILE_BYTES:
-            raise too_big
-        with path.open(encoding="utf-8") as f:
+        with open(fd, encoding="utf-8", closefd=True) as f:
+            info = os.fstat(fd)
+            if stat.S_ISDIR(info.st_mode):
+                raise HarnessError(f"cannot read {shown}: Is a directory",
+                                   "put the module's text there")
+            if not stat.S_ISREG(info.st_mode):
+                raise HarnessError(f"{shown} is not a regular file", "put the module's text there")
+            if info.st_size > MAX_FILE_BYTES:
+                raise too_big
             text = f.read(MAX_FILE_BYTES + 1)
         if len(text) > MAX_FILE_BYTES:
             raise too_big
