@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -116,32 +115,20 @@ class Slot:
     """One slot process, driven synchronously: ``grade`` sends one request and waits for it."""
 
     def __init__(self, module_id: str) -> None:
-        from harness.sandbox.protocol import Connection
-        from harness.sandbox.supervisor import Drained, Output, Supervised
+        from harness.sandbox.supervisor import Output, Peer
 
         self.output = Output(OUTPUT_BYTES)
-        self.drained = Drained(self.output, "ol-slot-drain")
-        req_r, req_w = os.pipe()
-        resp_r, resp_w = os.pipe()
-        code = (f"from harness.grade_slots import slot_main; "
-                f"slot_main({module_id!r}, {os.getpid()}, {req_r}, {resp_w})")
-        try:
-            self.process = Supervised([sys.executable, "-c", code], "slot", _slot_env,
-                                      stdin=subprocess.DEVNULL, stdout=self.drained.write_fd,
-                                      stderr=self.drained.write_fd, pass_fds=(req_r, resp_w))
-        except BaseException:
-            for fd in (req_w, resp_r):
-                os.close(fd)
-            self.drained.close()
-            raise
-        finally:
-            for fd in (req_r, resp_w):
-                os.close(fd)
-        self.drained.start()
-        self.conn = Connection(resp_r, req_w, self.process.pidfd, MAX_REPLY)
+
+        def argv(request_fd: int, reply_fd: int) -> list[str]:
+            code = (f"from harness.grade_slots import slot_main; "
+                    f"slot_main({module_id!r}, {os.getpid()}, {request_fd}, {reply_fd})")
+            return [sys.executable, "-c", code]
+
+        self.peer = Peer(argv, "slot", _slot_env, self.output, MAX_REPLY)
+        self.process, self.conn = self.peer.process, self.peer.conn
         self.used = 0
         self.started = self.process.started
-        self.ready = self.released = False
+        self.ready = False
 
     @property
     def dead(self) -> bool:
@@ -198,16 +185,9 @@ class Slot:
             return _internal(str(exc) or type(exc).__name__)
 
     def kill(self, release: bool = True) -> None:
-        """The slot, its isolated workers and whatever they started: killed, reaped, removed.
-
-        ``release=False`` leaves the pipes open, for a kill from another thread than the one
-        waiting on them (it sees the slot die, returns, and releases them with its own kill)."""
-        self.process.kill()
-        if release and not self.released:
-            self.released = True
-            self.drained.close()
-            for fd in (self.conn.read_fd, self.conn.write_fd):
-                os.close(fd)
+        """The slot, its isolated workers and whatever they started: killed, reaped, removed
+        (``Peer.kill``; ``release=False`` from a thread other than the one waiting on it)."""
+        self.peer.kill(release)
 
     def close(self) -> None:
         """End the slot politely (end of its requests: it exits), then make sure."""

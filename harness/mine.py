@@ -51,7 +51,6 @@ import re
 import secrets
 import select
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -378,10 +377,9 @@ class _ForkServer:
     folder and cgroup), its ``Connection`` and its output."""
 
     def __init__(self, config: dict, limits: Any, jobs: int) -> None:
-        from harness.sandbox.protocol import Connection
         from harness.sandbox.supervisor import (
-            Drained,
             Output,
+            Peer,
             Supervised,
             rlimits,
             worker_env,
@@ -389,34 +387,22 @@ class _ForkServer:
 
         self.limits = limits
         self.output = Output(limits.output_bytes)
-        self.drained = Drained(self.output, "ol-mine-drain")
-        req_r, req_w = os.pipe()
-        resp_r, resp_w = os.pipe()
 
         def boot_config(process: Supervised) -> str:
             self.home = process.home
             return json.dumps({**config, "home": process.home, "repo_root": str(REPO_ROOT),
                                "cgroup": process.cgroup, "limits": rlimits(limits)})
 
+        def argv(request_fd: int, reply_fd: int) -> list:
+            return [sys.executable, "-I", "-c", _BOOT, str(REPO_ROOT), str(request_fd),
+                    str(reply_fd), boot_config]
+
         def env(home: str) -> dict[str, str]:
             return {**worker_env(home), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
-        try:  # each run gets a worker's cap on its tasks
-            self.process = Supervised(
-                [sys.executable, "-I", "-c", _BOOT, str(REPO_ROOT), str(req_r), str(resp_w),
-                 boot_config], "mine", env, limits.max_processes * jobs,
-                stdin=subprocess.DEVNULL, stdout=self.drained.write_fd,
-                stderr=self.drained.write_fd, pass_fds=(req_r, resp_w))
-        except BaseException:
-            for fd in (req_w, resp_r):
-                os.close(fd)
-            self.drained.close()
-            raise
-        finally:
-            for fd in (req_r, resp_w):
-                os.close(fd)
-        self.drained.start()
-        self.conn = Connection(resp_r, req_w, self.process.pidfd, MESSAGE_BYTES)
+        # Each run gets a worker's cap on its tasks.
+        self.peer = Peer(argv, "mine", env, self.output, MESSAGE_BYTES, limits.max_processes * jobs)
+        self.process, self.conn = self.peer.process, self.peer.conn
 
     def ready(self) -> tuple[bool, bool]:
         """Wait for the server's imports; whether it is sandboxed and in a PID namespace of its
@@ -464,10 +450,7 @@ class _ForkServer:
 
     def close(self) -> None:
         """Kill and reap the server and everything it started; remove its directory."""
-        self.process.kill()
-        self.drained.close()
-        for fd in (self.conn.read_fd, self.conn.write_fd):
-            os.close(fd)
+        self.peer.kill()
 
 
 @dataclass

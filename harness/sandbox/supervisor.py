@@ -35,7 +35,8 @@ from harness.sandbox.fs import remove_tree
 from harness.sandbox.protocol import BadMessage, Connection, Died, Hung
 from harness.sandbox.rundirs import run_dir, sweep_folders, sweep_once, tag_of
 
-__all__ = ["Died", "Hung", "Limits", "Output", "Supervised", "WorkerProcess", "describe_death"]
+__all__ = ["Died", "Hung", "Limits", "Output", "Peer", "Supervised", "WorkerProcess",
+           "describe_death"]
 
 WORKER_SCRIPT = Path(__file__).resolve().parent / "worker.py"
 MAX_MESSAGE = 32 << 20  # a chunk is flushed at 1 MiB; one reply of a 100000-element array is ~1 MiB
@@ -259,6 +260,55 @@ class Drained:
             os.close(self.read_fd)
 
 
+class Peer:
+    """A supervised process that speaks ``protocol`` both ways and whose output is drained: the
+    shape of the worker, the ``--mine`` fork server and a grading slot alike.
+
+    ``argv(request_fd, reply_fd)`` gives the command line (an item may be a callable of the
+    ``Supervised`` process, for what is known only once its run folder and cgroup exist);
+    ``extra_fds`` are passed to the process too (and stay the caller's to close).
+    """
+
+    def __init__(self, argv: Callable[[int, int], list], kind: str,
+                 env: Callable[[str], dict[str, str]], output: Output, message_limit: int,
+                 cgroup_tasks: int | None = None, extra_fds: tuple[int, ...] = (),
+                 pipe_bytes: int = 0) -> None:
+        self.drained = Drained(output, f"ol-drain-{kind}")
+        req_r, req_w = os.pipe()
+        resp_r, resp_w = os.pipe()
+        try:
+            if pipe_bytes:  # fewer wake-ups for big messages and floods of output
+                for fd in (req_w, resp_w, self.drained.write_fd):
+                    with contextlib.suppress(OSError):
+                        fcntl.fcntl(fd, _F_SETPIPE_SZ, pipe_bytes)
+            self.process = Supervised(
+                argv(req_r, resp_w), kind, env, cgroup_tasks, stdin=subprocess.DEVNULL,
+                stdout=self.drained.write_fd, stderr=self.drained.write_fd,
+                pass_fds=(req_r, resp_w, *extra_fds))
+        except BaseException:
+            for fd in (req_w, resp_r):
+                os.close(fd)
+            self.drained.close()
+            raise
+        finally:
+            for fd in (req_r, resp_w):
+                os.close(fd)
+        self.drained.start()
+        self.conn = Connection(resp_r, req_w, self.process.pidfd, message_limit)
+        self.released = False
+
+    def kill(self, release: bool = True) -> None:
+        """Kill the process's tree (``Supervised.kill``) and, with ``release``, close the pipes:
+        without, for a kill from a thread other than the one waiting on them (it sees the
+        process die, returns, and releases them). Idempotent."""
+        self.process.kill()
+        if release and not self.released:
+            self.released = True
+            self.drained.close()
+            for fd in (self.conn.read_fd, self.conn.write_fd):
+                os.close(fd)
+
+
 class WorkerProcess:
     """One isolated worker (``python -I harness/sandbox/worker.py``): a ``Supervised`` process,
     its two protocol pipes, its output and the shared progress page that names the call in
@@ -268,16 +318,9 @@ class WorkerProcess:
 
     def __init__(self, python_dir: Path, import_name: str, limits: Limits, output: Output) -> None:
         self.ready = False
-        self.drained = Drained(output, "ol-drain-worker")
-        req_r, req_w = os.pipe()
-        resp_r, resp_w = os.pipe()
         progress = os.memfd_create("ol-progress")
-        child_ends = (req_r, resp_w, progress)
         try:
             os.ftruncate(progress, 16)
-            for fd in (req_w, resp_w, self.drained.write_fd):  # fewer wake-ups for big messages
-                with contextlib.suppress(OSError):
-                    fcntl.fcntl(fd, _F_SETPIPE_SZ, 1 << 20)
             self._map = mmap.mmap(progress, 16)
 
             def config(process: Supervised) -> str:
@@ -286,22 +329,19 @@ class WorkerProcess:
                     "import_name": import_name, "cgroup": process.cgroup,
                     "limits": rlimits(limits)})
 
-            self.process = Supervised(
-                [sys.executable, "-I", str(WORKER_SCRIPT), str(req_r), str(resp_w), str(progress),
-                 config], "worker", worker_env, limits.max_processes,
-                stdin=subprocess.DEVNULL, stdout=self.drained.write_fd,
-                stderr=self.drained.write_fd, pass_fds=(req_r, resp_w, progress))
+            def argv(request_fd: int, reply_fd: int) -> list:
+                return [sys.executable, "-I", str(WORKER_SCRIPT), str(request_fd), str(reply_fd),
+                        str(progress), config]
+
+            self.peer = Peer(argv, "worker", worker_env, output, MAX_MESSAGE,
+                             limits.max_processes, (progress,), pipe_bytes=1 << 20)
         except BaseException:
             if hasattr(self, "_map"):
                 self._map.close()
-            for fd in (*child_ends, req_w, resp_r):
-                os.close(fd)
-            self.drained.close()
             raise
-        for fd in child_ends:
-            os.close(fd)
-        self.drained.start()
-        self.conn = Connection(resp_r, req_w, self.process.pidfd, MAX_MESSAGE)
+        finally:
+            os.close(progress)
+        self.process, self.conn = self.peer.process, self.peer.conn
         self.started = self.process.started
         self.root = self.process.pid  # until ``find_root`` knows better
         self._view = memoryview(self._map)
@@ -347,10 +387,7 @@ class WorkerProcess:
         """Kill the whole tree, reap it, release every resource. Idempotent."""
         if self.process.dead:
             return
-        self.process.kill()
-        self.drained.close()
-        for fd in (self.conn.read_fd, self.conn.write_fd):
-            os.close(fd)
+        self.peer.kill()
         self.progress.release()
         self._view.release()
         self._map.close()

@@ -12,7 +12,13 @@ import threading
 import pytest
 
 from harness.errors import HarnessError
-from harness.gate import GateResult, ModuleGate, format_failures, to_gate_json, to_gate_markdown
+from harness.gate import (
+    GateResult,
+    ModuleGate,
+    format_failures,
+    to_gate_json,
+    to_gate_markdown,
+)
 from harness.grade import say
 from harness.workspace import read_source
 
