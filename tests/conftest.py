@@ -88,3 +88,27 @@ def module_lab(request):
         return labs[module_id]
 
     return lab_of
+
+
+@pytest.fixture(scope="module")
+def isolated_module(tmp_path_factory):
+    """``isolated_module(source, functions, returns)``: an ``IsolatedTarget`` on a package whose
+    ``tinyllm.prob.rejection`` is ``source`` (closed with the test module)."""
+    import contextlib
+    import textwrap
+
+    from harness.sandbox.isolated import IsolatedTarget
+
+    with contextlib.ExitStack() as stack:
+        def make(source: str, functions, returns=None) -> IsolatedTarget:
+            root = tmp_path_factory.mktemp("isolated")
+            prob = root / "python" / "tinyllm" / "prob"
+            prob.mkdir(parents=True)
+            (prob.parent / "__init__.py").write_text("")
+            (prob / "__init__.py").write_text("")
+            (prob / "rejection.py").write_text(textwrap.dedent(source))
+            return stack.enter_context(IsolatedTarget(
+                root.name, root / "python", "tinyllm.prob.rejection", tuple(functions),
+                returns or {}))
+
+        yield make

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import textwrap
 import types
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,7 +17,6 @@ import pytest
 from harness.sandbox.codec import Reply, decode, encode, plain_key
 from harness.sandbox.invoke import invoke_encoded as invoke
 from harness.sandbox.invoke import invoke_immutable
-from harness.sandbox.isolated import IsolatedTarget
 from harness.target import ContractViolation, InProcessTarget, Target, TargetCrashed
 
 SOURCE = '''
@@ -100,18 +98,11 @@ def test_a_result_it_does_not_key_gets_the_general_reply():
 
 
 @pytest.fixture(scope="module")
-def targets(tmp_path_factory):
-    root = tmp_path_factory.mktemp("fast")
-    prob = root / "python" / "tinyllm" / "prob"
-    prob.mkdir(parents=True)
-    (prob.parent / "__init__.py").write_text("")
-    (prob / "__init__.py").write_text("")
-    (prob / "rejection.py").write_text(textwrap.dedent(SOURCE))
+def targets(isolated_module):
+    isolated = isolated_module(SOURCE, FUNCTIONS, RETURNS)
     module = types.ModuleType("fast_path_reference")
     exec(compile(textwrap.dedent(SOURCE), "rejection.py", "exec"), module.__dict__)  # noqa: S102
-    with IsolatedTarget("fast", Path(root / "python"), "tinyllm.prob.rejection", FUNCTIONS,
-                        RETURNS) as isolated:
-        yield isolated, InProcessTarget("in-process", module, FUNCTIONS, RETURNS)
+    return isolated, InProcessTarget("in-process", module, FUNCTIONS, RETURNS)
 
 
 def _answers(target, fn, calls):

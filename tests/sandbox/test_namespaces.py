@@ -8,11 +8,9 @@ import errno
 import os
 import socket
 import textwrap
-from pathlib import Path
 
 import pytest
 
-from harness.sandbox.isolated import IsolatedTarget
 from harness.target import TargetError
 
 PROBES = '''
@@ -61,24 +59,18 @@ def capabilities():
             return int(line.split()[1], 16)
 '''
 RUN_SOCKET = f"/run/ol-probe-{os.getpid()}.sock"
+PLANT = f"/var/tmp/ol-probe-planted-{os.getpid()}"
 FUNCTIONS = ("connect", "tcp", "nested_userns", "hostname", "write", "capabilities")
 
 
 @pytest.fixture(scope="module")
-def target(tmp_path_factory):
-    root = tmp_path_factory.mktemp("ns")
-    prob = root / "python" / "tinyllm" / "prob"
-    prob.mkdir(parents=True)
-    (prob.parent / "__init__.py").write_text("")
-    (prob / "__init__.py").write_text("")
-    constants = f"RUN_SOCKET = {RUN_SOCKET!r}\nPLANT = {str(root / 'planted')!r}\n"
-    (prob / "rejection.py").write_text(constants + textwrap.dedent(PROBES))
-    with IsolatedTarget("ns", Path(root / "python"), "tinyllm.prob.rejection", FUNCTIONS,
-                        {}) as isolated:
-        isolated.import_status()
-        if not (isolated.sandboxed and isolated.contained):
-            pytest.skip("no namespaces here (the kernel refuses user namespaces)")
-        yield isolated
+def target(isolated_module):
+    constants = f"RUN_SOCKET = {RUN_SOCKET!r}\nPLANT = {PLANT!r}\n"
+    isolated = isolated_module(constants + textwrap.dedent(PROBES), FUNCTIONS)
+    isolated.import_status()
+    if not (isolated.sandboxed and isolated.contained):
+        pytest.skip("no namespaces here (the kernel refuses user namespaces)")
+    return isolated
 
 
 @pytest.fixture
@@ -115,4 +107,4 @@ def test_the_host_name_and_the_file_system_stay_the_hosts(target):
         target.call("hostname")
     assert socket.gethostname() == before
     assert target.call("write") == errno.EROFS
-    assert not (target.python_dir.parent / "planted").exists()
+    assert not os.path.exists(PLANT)

@@ -4,12 +4,8 @@ code patches what they used to look up at call time (``numpy.shares_memory``, ``
 
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
-
 import pytest
 
-from harness.sandbox.isolated import IsolatedTarget
 from harness.target import ContractViolation
 
 TAMPER = '''
@@ -55,16 +51,8 @@ FUNCTIONS = ("found", "scale", "same", "view", "grow")
 
 
 @pytest.fixture(scope="module")
-def target(tmp_path_factory):
-    root = tmp_path_factory.mktemp("tamper")
-    prob = root / "python" / "tinyllm" / "prob"
-    prob.mkdir(parents=True)
-    (prob.parent / "__init__.py").write_text("")
-    (prob / "__init__.py").write_text("")
-    (prob / "rejection.py").write_text(textwrap.dedent(TAMPER))
-    with IsolatedTarget("tamper", Path(root / "python"), "tinyllm.prob.rejection", FUNCTIONS,
-                        {"found": "int", "scale": "float", "grow": "float"}) as isolated:
-        yield isolated
+def target(isolated_module):
+    return isolated_module(TAMPER, FUNCTIONS, {"found": "int", "scale": "float", "grow": "float"})
 
 
 def test_gc_finds_none_of_the_harness_functions(target):
