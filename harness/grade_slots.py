@@ -124,7 +124,7 @@ class Slot:
                     f"slot_main({module_id!r}, {os.getpid()}, {request_fd}, {reply_fd})")
             return [sys.executable, "-c", code]
 
-        self.peer = Peer(argv, "slot", _slot_env, self.output, MAX_REPLY)
+        self.peer = Peer(argv, "slot", _slot_env, self.output, MAX_REPLY, makes_run_folders=True)
         self.process, self.conn = self.peer.process, self.peer.conn
         self.used = 0
         self.started = self.process.started

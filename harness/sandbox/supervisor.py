@@ -155,10 +155,12 @@ def _signals_held() -> Iterator[None]:
 class Supervised:
     """One supervised process; see the module docstring. ``Popen`` arguments are passed through,
     but the session, the working directory (its run folder) and the pidfd are the supervisor's.
-    ``env(home)`` gives the environment; ``cgroup_tasks`` caps the tasks of its whole tree."""
+    ``env(home)`` gives the environment; ``cgroup_tasks`` caps the tasks of its whole tree;
+    ``makes_run_folders``: a harness process whose own run folders its kill removes."""
 
     def __init__(self, argv: list[str], kind: str, env: Callable[[str], dict[str, str]],
-                 cgroup_tasks: int | None = None, **popen: Any) -> None:
+                 cgroup_tasks: int | None = None, makes_run_folders: bool = False,
+                 **popen: Any) -> None:
         sweep_once()  # what killed runs of earlier ol processes left behind
         proctree.become_subreaper()  # orphans of its tree come back to us: found, killed, reaped
         self.dead = False
@@ -174,7 +176,9 @@ class Supervised:
             remove_tree(self.home)
             raise
         self.pid = self.proc.pid
-        self.tag = tag_of(self.pid)  # the owner tag of the run folders it makes itself
+        # A harness process (a grading slot) makes run folders of its own: killed, it cleans
+        # nothing up, so its kill sweeps them. The code under test cannot write any (read-only).
+        self.tag = tag_of(self.pid) if makes_run_folders else None
         self.pidfd = os.pidfd_open(self.pid) if hasattr(os, "pidfd_open") else None
         self.started = time.monotonic()
 
@@ -272,7 +276,7 @@ class Peer:
     def __init__(self, argv: Callable[[int, int], list], kind: str,
                  env: Callable[[str], dict[str, str]], output: Output, message_limit: int,
                  cgroup_tasks: int | None = None, extra_fds: tuple[int, ...] = (),
-                 pipe_bytes: int = 0) -> None:
+                 pipe_bytes: int = 0, makes_run_folders: bool = False) -> None:
         self.drained = Drained(output, f"ol-drain-{kind}")
         req_r, req_w = os.pipe()
         resp_r, resp_w = os.pipe()
@@ -282,7 +286,8 @@ class Peer:
                     with contextlib.suppress(OSError):
                         fcntl.fcntl(fd, _F_SETPIPE_SZ, pipe_bytes)
             self.process = Supervised(
-                argv(req_r, resp_w), kind, env, cgroup_tasks, stdin=subprocess.DEVNULL,
+                argv(req_r, resp_w), kind, env, cgroup_tasks, makes_run_folders,
+                stdin=subprocess.DEVNULL,
                 stdout=self.drained.write_fd, stderr=self.drained.write_fd,
                 pass_fds=(req_r, resp_w, *extra_fds))
         except BaseException:
