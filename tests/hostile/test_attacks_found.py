@@ -1,0 +1,671 @@
+"""Attacks of an independent security review (docs/attacks-found.md), end to end through ``ol``.
+
+Each test builds a small workspace (a copy of the reference plus one attack), runs ``ol check``
+(or ``ol grade``, ``ol diff``) as a subprocess with a ``TMPDIR`` of its own inside ``tmp_path``,
+bounds every wait, and then judges what ol said and what it left behind.
+
+- A test marked ``xfail(strict=True)`` is a hole that is still open: it asserts the safe
+  behaviour, which ol does not have yet. Once the hole is fixed the test passes, strict xfail
+  turns that into a failure, and the mark must go.
+- Every other test is an attack ol withstands that the other hostile suites do not cover.
+
+The cases that need the worker's namespaces (cgroups, nested user namespaces, escaped daemons)
+are skipped unless this runs as root.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.course import REPO_ROOT
+from harness.sandbox.proctree import pids_parent
+
+pytestmark = pytest.mark.slow
+ROOT = os.geteuid() == 0
+needs_root = pytest.mark.skipif(not ROOT, reason="the worker's namespaces need root here")
+RUN_BOUND_S = 120.0  # any single ol command here takes a few seconds; past this it hangs
+ESC = "\x1b"
+LIMITED = ("import os, resource, sys; n = int(sys.argv[1]); "
+           "resource.setrlimit(resource.RLIMIT_AS, (n, n)); "
+           "os.execv(sys.executable, [sys.executable, '-m', 'harness', *sys.argv[2:]])")
+
+
+# -- helpers -------------------------------------------------------------------------------------
+
+def workspace(root: Path, extra: str, init: str = "") -> Path:
+    """A copy of the reference workspace with ``extra`` appended to rejection.py."""
+    shutil.copytree(REPO_ROOT / "reference" / "python" / "tinyllm", root / "python" / "tinyllm",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    module = root / "python" / "tinyllm" / "prob" / "rejection.py"
+    module.write_text(module.read_text() + "\n" + textwrap.dedent(extra))
+    if init:
+        path = root / "python" / "tinyllm" / "__init__.py"
+        path.write_text(path.read_text() + "\n" + textwrap.dedent(init))
+    return root
+
+
+class Ol:
+    """One ol command: started in a session of its own, TMPDIR private, killed if it overruns."""
+
+    def __init__(self, tmp_path: Path, *args: str, limit_as: int | None = None) -> None:
+        self.tmp = tmp_path / f"tmp-{secrets.token_hex(3)}"
+        self.tmp.mkdir()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+        env.update(TMPDIR=str(self.tmp), PYTHONDONTWRITEBYTECODE="1")
+
+        command = [sys.executable, "-m", "harness", *args]
+        if limit_as is not None:  # an address-space limit on ol itself, set before it execs
+            command = [sys.executable, "-c", LIMITED, str(limit_as), *args]
+        self.start = time.monotonic()
+        self.proc = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, start_new_session=True)
+        self.out = self.err = ""
+        self.rc: int | None = None
+
+    def wait(self, timeout: float = RUN_BOUND_S) -> Ol:
+        try:
+            out, err = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            out, err = self.proc.communicate()
+        self.out, self.err = out.decode(errors="replace"), err.decode(errors="replace")
+        self.rc = self.proc.returncode
+        self.elapsed = time.monotonic() - self.start
+        return self
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+
+    def left(self) -> list[str]:
+        """What ol left in its TMPDIR."""
+        return sorted(os.listdir(self.tmp))
+
+    @property
+    def text(self) -> str:
+        return f"rc={self.rc}\n--- stdout ---\n{self.out[-3000:]}\n--- stderr ---\n{self.err[-3000:]}"
+
+
+def ol(tmp_path: Path, *args: str, **kwargs) -> Ol:
+    return Ol(tmp_path, *args, **kwargs).wait()
+
+
+def check(tmp_path: Path, ws: Path, *extra: str, timeout: str = "3", **kwargs) -> Ol:
+    return ol(tmp_path, "check", "M07.6", "--workspace", str(ws), "--timeout", timeout, *extra,
+              **kwargs)
+
+
+def outcomes_in(report: Path) -> dict[str, dict]:
+    return {t["name"]: t for t in json.loads(report.read_text())["tests"]}
+
+
+def cgroups_of(pid: int) -> list[Path]:
+    """The pids cgroups ol process ``pid`` made (``ol-worker-PID.START-...``), deepest first."""
+    parent = pids_parent()
+    if parent is None:
+        return []
+    found = []
+    for entry in Path(parent).iterdir():
+        if entry.name.startswith(f"ol-worker-{pid}."):
+            found += sorted((p for p in entry.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts))
+            found.append(entry)
+    return found
+
+
+def remove_cgroups(paths: list[Path]) -> None:
+    for path in paths:  # deepest first; a cgroup with no task left is removed by rmdir
+        for _ in range(50):
+            try:
+                path.rmdir()
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                with contextlib.suppress(OSError, ValueError):
+                    for pid in (path / "cgroup.procs").read_text().split():
+                        with contextlib.suppress(OSError):
+                            os.kill(int(pid), signal.SIGKILL)
+                time.sleep(0.05)
+
+
+def processes_named(name: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if (entry / "comm").read_text().strip() == name:
+                    found.append(int(entry.name))
+    return found
+
+
+# A child in a nested user namespace with a mount and cgroup namespace of its own mounts the v1
+# pids hierarchy (rooted at the worker's own cgroup); it may lift pids.max and make a sub-cgroup.
+NESTED_CGROUP = '''
+import ctypes as _c, os as _o, time as _t
+
+def _ol_nested_cgroup(lift, subdir):
+    libc = _c.CDLL(None, use_errno=True)
+    r, w = _o.pipe()
+    pid = _o.fork()
+    if pid == 0:
+        ok = b"n"
+        try:
+            if libc.unshare(0x10000000) == 0 and libc.unshare(0x00020000 | 0x02000000) == 0:
+                _o.makedirs("ol-cg", exist_ok=True)
+                if libc.mount(b"cgroup", b"ol-cg", b"cgroup", 0, b"pids") == 0:
+                    if lift:
+                        with open("ol-cg/pids.max", "w") as f:
+                            f.write("max")
+                    if subdir:
+                        _o.mkdir("ol-cg/" + subdir)
+                    ok = b"y"
+        except OSError:
+            pass
+        _o.write(w, ok)
+        _o._exit(0)
+    _o.close(w)
+    got = _o.read(r, 1)
+    _o.close(r)
+    _o.waitpid(pid, 0)
+    return got == b"y"
+
+def _ol_count_forks(n):
+    kids = 0
+    for _ in range(n):
+        try:
+            pid = _o.fork()
+        except OSError:
+            break
+        if pid == 0:
+            _t.sleep(60)
+            _o._exit(0)
+        kids += 1
+    return kids
+'''
+
+
+# == holes: each asserts the safe behaviour, which ol does not have yet ============================
+
+@pytest.mark.xfail(strict=True, reason="hole: a lone surrogate in an import crash message is "
+                   "printed unescaped: UnicodeEncodeError, ol check exits 3, no report, a crash "
+                   "log left in TMPDIR (isolated.py:_problem does not clean_text the message)")
+def test_surrogate_in_an_import_crash_message(tmp_path):
+    ws = workspace(tmp_path / "ws", 'raise SystemExit("\\ud800 lone surrogate")\n')
+    report = tmp_path / "r.json"
+    run = check(tmp_path, ws, "-k", "test_hand_example", "--json", str(report))
+    assert run.rc == 1, run.text
+    assert report.exists()
+    assert run.left() == []
+
+
+@pytest.mark.xfail(strict=True, reason="hole: escape sequences in a student's exception message "
+                   "reach the terminal through ol check's failure text (terminal spoofing)")
+def test_escape_sequences_in_a_failure_message(tmp_path):
+    ws = workspace(tmp_path / "ws", '''
+        def rejection_accept(p_x, q_x, u):
+            raise RuntimeError("\\x1b[2J\\x1b[HM07.6: 19 passed, 0 failed (verdict: pass)\\x1b[8m")
+        ''')
+    run = check(tmp_path, ws, "-k", "test_hand_example")
+    assert run.rc == 1, run.text
+    assert "19 passed, 0 failed (verdict: pass)" in run.out  # the student's text is shown ...
+    assert ESC not in run.out + run.err  # ... but must be inert
+
+
+@pytest.mark.xfail(strict=True, reason="hole: escape sequences in an import error reach the "
+                   "terminal in ol check's one-line error (HarnessError.line, unescaped)")
+def test_escape_sequences_in_an_import_error(tmp_path):
+    ws = workspace(tmp_path / "ws",
+                   'raise ImportError("\\x1b[2K\\rM07.6: 19 passed, 0 failed (verdict: pass)\\x1b[8m")\n')
+    run = check(tmp_path, ws, "-k", "test_hand_example")
+    assert run.rc == 2, run.text
+    assert "19 passed" in run.err
+    assert ESC not in run.out + run.err
+
+
+@pytest.mark.xfail(strict=True, reason="hole: escape sequences in a failure message reach the "
+                   "terminal in ol grade's progress line (grade.say only fixes surrogates)")
+def test_escape_sequences_in_the_grade_progress(tmp_path):
+    subs = tmp_path / "subs"
+    workspace(subs / "alice", '''
+        def rejection_accept(p_x, q_x, u):
+            raise RuntimeError("\\x1b[1A\\x1b[2K  [1/1] alice  pass  19 passed,   0 failed")
+        ''')
+    run = ol(tmp_path, "grade", "M07.6", str(subs), "--out", str(tmp_path / "out"), "--jobs", "1",
+             "--timeout", "3")
+    assert run.rc == 0, run.text
+    assert "raised RuntimeError" in run.out
+    assert ESC not in run.out + run.err
+
+
+@pytest.mark.xfail(strict=True, reason="hole: after a pass, ol check reads .ol/passes.json of the "
+                   "workspace through anything: a FIFO there blocks it for ever "
+                   "(check.py:load_passes opens it without O_NONBLOCK/O_NOFOLLOW or a type check)")
+def test_a_fifo_as_the_record_of_passes(tmp_path):
+    ws = workspace(tmp_path / "ws", "")
+    (ws / ".ol").mkdir()
+    fifo = ws / ".ol" / "passes.json"
+    os.mkfifo(fifo)
+    run = Ol(tmp_path, "check", "M07.6", "--workspace", str(ws), "--timeout", "3")
+    blocked = 0
+    deadline = time.monotonic() + RUN_BOUND_S
+    try:
+        while run.proc.poll() is None and time.monotonic() < deadline:
+            try:  # succeeds only while a reader has the FIFO open: ol is stuck reading it
+                fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:
+                time.sleep(0.05)
+                continue
+            blocked += 1
+            os.close(fd)  # end of file: ol goes on (it reads the record twice)
+            time.sleep(0.5)
+    finally:
+        run.wait(30)
+    assert blocked == 0, f"ol check blocked {blocked} times reading a FIFO in the workspace"
+    assert run.rc == 0, run.text
+
+
+@pytest.mark.xfail(strict=True, reason="hole: .ol/passes.json linked to /dev/zero: ol check reads "
+                   "it whole after a pass (all the machine's memory; here MemoryError, exit 3 "
+                   "and a crash log under a 2 GiB address-space limit)")
+def test_dev_zero_as_the_record_of_passes(tmp_path):
+    ws = workspace(tmp_path / "ws", "")
+    (ws / ".ol").mkdir()
+    (ws / ".ol" / "passes.json").symlink_to("/dev/zero")
+    run = check(tmp_path, ws, "--memory-mb", "1024", limit_as=2 << 30)
+    assert run.rc == 0, run.text
+    assert run.left() == []
+
+
+@pytest.mark.xfail(strict=True, reason="hole: .ol in the workspace may be a link: after a pass ol "
+                   "check writes passes.json into whatever folder it points to (as root: any "
+                   "folder), and merges into a passes.json found there (check.py:record_pass)")
+def test_the_record_of_passes_is_written_through_a_link(tmp_path):
+    elsewhere = tmp_path / "elsewhere"  # stands for the repository, /etc, another workspace
+    elsewhere.mkdir()
+    ws = workspace(tmp_path / "ws", "")
+    (ws / ".ol").symlink_to(elsewhere)
+    run = check(tmp_path, ws)
+    assert run.rc == 0, run.text
+    assert list(elsewhere.iterdir()) == [], "ol wrote outside the workspace"
+
+
+@pytest.mark.xfail(strict=True, reason="hole: ol diff trusts .ol/passes.json: a forged record shows "
+                   "the reference's diff (the 'reward') without any pass")
+def test_a_forged_record_of_passes_unlocks_ol_diff(tmp_path):
+    ws = workspace(tmp_path / "ws", "")
+    source = (ws / "python" / "tinyllm" / "prob" / "rejection.py").read_text()
+    source = source.replace("return u < p_x / q_x", "return u <= p_x / q_x")  # a real bug
+    (ws / "python" / "tinyllm" / "prob" / "rejection.py").write_text(source)
+    import hashlib
+
+    digest = hashlib.sha256(source.encode()).hexdigest()
+    (ws / ".ol").mkdir()
+    (ws / ".ol" / "passes.json").write_text(json.dumps({"M07.6": {digest: "forged"}}))
+    run = ol(tmp_path, "diff", "M07.6", "--workspace", str(ws))
+    assert run.rc == 2, run.text
+    assert "has not passed" in run.err
+
+
+@pytest.mark.xfail(strict=True, reason="hole: the worker's testimony: code that walks the stack at "
+                   "import to the serving loop rewrites its replies, so in-place edits and a "
+                   "returned caller's array pass (documented in docs/isolation.md)")
+def test_a_stack_walk_hides_in_place_edits_and_aliasing(tmp_path):
+    ws = workspace(tmp_path / "ws", '''
+        import json as _j, sys as _s
+
+        def _ol_patch():
+            f = _s._getframe()
+            while f is not None:
+                if f.f_code.co_name == "main" and "server" in f.f_locals:
+                    channel = f.f_locals["server"].channel
+                    real = channel.send_text
+
+                    def send_text(text):
+                        msg = _j.loads(text)
+                        for reply in msg.get("table", []):
+                            reply["mutated"], reply["aliased"] = [], False
+                        real(_j.dumps(msg))
+
+                    channel.send_text = send_text
+                    return
+                f = f.f_back
+
+        _ol_patch()
+        _ol_real_residual = residual_distribution
+
+        def residual_distribution(p, q):
+            result = _ol_real_residual(p, q)
+            if isinstance(p, np.ndarray):
+                if np.array_equal(result, p):
+                    return p  # the caller's own array
+                p[...] = 0.0  # and an in-place edit
+            elif isinstance(p, list):
+                p.reverse()
+            return result
+        ''')
+    run = check(tmp_path, ws, "-k", "residual")
+    assert run.rc == 1, run.text
+
+
+@pytest.mark.xfail(strict=True, reason="hole: the draw counts are the worker's testimony, kept in "
+                   "the very rng object the student gets: a sampler that draws one uniform too "
+                   "many and pops it from rng.drawn passes the draw-count checks")
+def test_forged_draw_counts(tmp_path):
+    ws = workspace(tmp_path / "ws", '''
+        _ol_real_rs = rejection_sample
+
+        def rejection_sample(p, q, m, rng, max_tries=10000):
+            try:
+                return _ol_real_rs(p, q, m, rng, max_tries)
+            finally:
+                try:
+                    rng.uniform()  # the bug: one uniform more than two per try
+                    drew = True
+                except Exception:
+                    drew = False
+                if drew:  # hidden from the count the worker reports
+                    if type(rng).__name__ == "PCGSource":
+                        rng.count -= 1
+                    else:
+                        rng.drawn.pop()
+        ''')
+    run = check(tmp_path, ws, "-k", "rejection_sample")
+    assert run.rc == 1, run.text
+
+
+@pytest.mark.xfail(strict=True, reason="hole: the shared progress page (a memfd) is not sealed: the "
+                   "worker shrinks it, the parent's mmap read faults, ol check dies of SIGBUS "
+                   "(no report, its run folders left in TMPDIR; supervisor.WorkerProcess)")
+def test_a_shrunk_progress_page_kills_ol_check(tmp_path):
+    ws = workspace(tmp_path / "ws", '''
+        import os as _o, sys as _s
+
+        def rejection_accept(p_x, q_x, u):
+            _o.ftruncate(int(_s.argv[3]), 0)  # the progress page, under the parent's mmap
+            _o._exit(7)  # the parent now reads it to name the call
+        ''')
+    report = tmp_path / "r.json"
+    run = check(tmp_path, ws, "-k", "test_hand_example", "--json", str(report))
+    try:
+        assert run.rc == 1, run.text
+        assert outcomes_in(report)["test_hand_example"]["outcome"] == "crashed"
+        assert run.left() == []
+    finally:
+        remove_cgroups(cgroups_of(run.proc.pid))
+
+
+@pytest.mark.xfail(strict=True, reason="hole: the same shrunk progress page kills a grading slot: "
+                   "the submission is 'internal' on every run and ol grade exits 3")
+def test_a_shrunk_progress_page_makes_ol_grade_exit_3(tmp_path):
+    subs = tmp_path / "subs"
+    workspace(subs / "mallory", '''
+        import os as _o, sys as _s
+
+        def rejection_accept(p_x, q_x, u):
+            _o.ftruncate(int(_s.argv[3]), 0)
+            _o._exit(7)
+        ''')
+    out = tmp_path / "out"
+    run = ol(tmp_path, "grade", "M07.6", str(subs), "--out", str(out), "--jobs", "1",
+             "--timeout", "3")
+    assert run.rc == 0, run.text
+    row = json.loads((out / "gradebook.json").read_text())["submissions"][0]
+    assert row["verdict"] == "fail", row
+
+
+@needs_root
+@pytest.mark.xfail(strict=True, reason="hole: a nested user namespace mounts the v1 pids hierarchy "
+                   "and makes a sub-cgroup in the worker's cgroup: ol cannot remove either, now "
+                   "or in any later sweep (worker.py: nested user namespaces allowed)")
+def test_a_sub_cgroup_outlives_the_check(tmp_path):
+    if pids_parent() is None:
+        pytest.skip("no v1 pids hierarchy")
+    ws = workspace(tmp_path / "ws", NESTED_CGROUP + '\n_ol_nested_cgroup(False, "ol-leftover")\n')
+    run = check(tmp_path, ws, "-k", "test_hand_example")
+    left = cgroups_of(run.proc.pid)
+    try:
+        assert run.rc == 0, run.text
+        assert left == [], "cgroups left after ol exited"
+    finally:
+        remove_cgroups(left)
+
+
+@needs_root
+@pytest.mark.xfail(strict=True, reason="hole: the same nested mount makes the worker's pids.max "
+                   "writable: the 64-task cap is lifted (a fork bomb is then unbounded until the "
+                   "call's time-out)")
+def test_the_task_cap_cannot_be_lifted(tmp_path):
+    if pids_parent() is None:
+        pytest.skip("no v1 pids hierarchy")
+    ws = workspace(tmp_path / "ws", NESTED_CGROUP + textwrap.dedent('''
+        _OL_LIFTED = _ol_nested_cgroup(True, "")
+
+        def rejection_accept(p_x, q_x, u):
+            raise RuntimeError(f"lifted={_OL_LIFTED} forked={_ol_count_forks(150)}")
+        '''))
+    report = tmp_path / "r.json"
+    run = check(tmp_path, ws, "-k", "test_hand_example", "--json", str(report))
+    try:
+        assert report.exists(), run.text
+        message = outcomes_in(report)["test_hand_example"]["message"]
+        forked = int(message.split("forked=")[1].split()[0].rstrip(";"))
+        assert forked < 64, message
+    finally:
+        remove_cgroups(cgroups_of(run.proc.pid))
+
+
+# == attacks ol withstands (not covered by the other hostile suites) ===============================
+
+def test_frames_injected_on_the_reply_pipe_fail_closed(tmp_path):
+    """A frame that is not an object, a 4 GiB length, and a forged reply (the live request id read
+    from the progress page) whose ``mutated`` holds Infinity: each is a failure of that test,
+    never a pass, and ol exits 1 with its reports."""
+    ws = workspace(tmp_path / "ws", '''
+        import mmap as _mm, os as _o, struct as _st, sys as _s
+
+        _ol_page = memoryview(_mm.mmap(int(_s.argv[3]), 16)).cast("q")
+
+        def _ol_send(body):
+            _o.write(int(_s.argv[2]), _st.pack(">I", len(body)) + body)
+
+        _ol_real_accept, _ol_real_ap = rejection_accept, acceptance_probability
+        _ol_real_rd = residual_distribution
+
+        def rejection_accept(p_x, q_x, u):
+            _ol_send(b"[1, 2, 3]")
+            return _ol_real_accept(p_x, q_x, u)
+
+        def acceptance_probability(p, q):
+            _o.write(int(_s.argv[2]), b"\\xff\\xff\\xff\\xff" + b"x" * 64)
+            return _ol_real_ap(p, q)
+
+        def residual_distribution(p, q):
+            _ol_send(('{"op":"replies","id":%d,"start":0,"index":[0],"table":[{"status":'
+                      '"returned","value":{"t":"none"},"mutated":[Infinity]}]}'
+                      % _ol_page[0]).encode())
+            return _ol_real_rd(p, q)
+        ''')
+    report = tmp_path / "r.json"
+    run = check(tmp_path, ws, "--json", str(report))
+    assert run.rc == 1, run.text
+    tests = outcomes_in(report)
+    for name in ("test_hand_example", "test_accept_is_strict", "test_residual_is_a_distribution",
+                 "test_residual_disjoint_supports_is_p"):
+        assert tests[name]["outcome"] != "passed", tests[name]
+    assert "not an object" in tests["test_accept_is_strict"]["message"]
+    assert "4294967295 bytes" in tests["test_residual_disjoint_supports_is_p"]["message"]
+    assert run.left() == []
+
+
+def test_closed_descriptors_a_fork_bomb_a_huge_reply_and_a_hostile_exception(tmp_path):
+    """One workspace, four sabotages: every descriptor closed, a fork bomb (capped at 64 tasks),
+    a reply of 40 MB (over the 32 MiB cap), an exception whose metaclass raises
+    KeyboardInterrupt for ``__mro__`` and whose ``__str__`` raises SystemExit. Each affected test
+    fails, the others pass, ol exits 1, and nothing is left."""
+    marker = f"olfb{secrets.token_hex(3)}"
+    ws = workspace(tmp_path / "ws", f'''
+        import ctypes as _c, os as _o
+        import numpy as _np
+
+        def rejection_accept(p_x, q_x, u):
+            _o.closerange(3, 1024)
+            return True
+
+        def acceptance_probability(p, q):
+            _c.CDLL(None).prctl(15, {marker.encode()!r}, 0, 0, 0)
+            while True:
+                try:
+                    _o.fork()
+                except OSError:
+                    pass
+
+        def residual_distribution(p, q):
+            return tuple(_np.full(100_000, 0.5) for _ in range(40))
+
+        class _Meta(type):
+            @property
+            def __mro__(cls):
+                raise KeyboardInterrupt("mro")
+
+            @property
+            def __name__(cls):
+                return 12345
+
+        class _Hostile(Exception, metaclass=_Meta):
+            def __str__(self):
+                raise SystemExit(9)
+
+        def speculative_step(p, q, x, u_accept, u_resample):
+            raise _Hostile()
+        ''')
+    report = tmp_path / "r.json"
+    run = check(tmp_path, ws, "--json", str(report), timeout="2")
+    assert run.rc == 1, run.text
+    tests = outcomes_in(report)
+    rejection = [n for n in tests if n.startswith("test_rejection_sample")]
+    assert all(tests[n]["outcome"] == "passed" for n in rejection), tests
+    assert tests["test_accept_is_strict"]["outcome"] == "crashed"
+    assert tests["test_residual_sum_is_ascending"]["outcome"] == "crashed"
+    assert "bytes (the limit is" in tests["test_residual_sum_is_ascending"]["message"]
+    assert tests["test_speculative_rejects_bad_drafts"]["outcome"] == "crashed"
+    assert tests["test_shapes_and_distributions_are_checked"]["outcome"] == "timeout"
+    assert run.left() == []
+    assert processes_named(marker) == []
+    assert cgroups_of(run.proc.pid) == []
+
+
+@needs_root
+def test_a_nested_user_namespace_cannot_write_outside(tmp_path):
+    """A nested user namespace has every capability over mount namespaces of its own, but the
+    inherited mounts stay locked read-only: no remount of /, no file outside, no uid map (the
+    worker's /proc is read-only)."""
+    planted = tmp_path / "planted-by-a-student"
+    ws = workspace(tmp_path / "ws", f'''
+        import ctypes as _c, os as _o
+
+        def _ol_try():
+            libc = _c.CDLL(None, use_errno=True)
+            r, w = _o.pipe()
+            pid = _o.fork()
+            if pid == 0:
+                res = ["user:%d" % libc.unshare(0x10000000)]
+                try:
+                    with open("/proc/self/uid_map", "w") as f:
+                        f.write("0 0 1")
+                    res.append("uid_map:written")
+                except OSError as e:
+                    res.append("uid_map:" + e.strerror)
+                res.append("ns:%d" % libc.unshare(0x00020000))
+                res.append("remount:%d" % libc.mount(None, b"/", None, 32 | 4096 | 16384, None))
+                try:
+                    open({str(planted)!r}, "w").close()
+                    res.append("write:done")
+                except OSError as e:
+                    res.append("write:" + e.strerror)
+                _o.write(w, " ".join(res).encode())
+                _o._exit(0)
+            _o.close(w)
+            data = _o.read(r, 4096)
+            _o.waitpid(pid, 0)
+            return data.decode()
+
+        def rejection_accept(p_x, q_x, u):
+            raise RuntimeError(_ol_try())
+        ''')
+    report = tmp_path / "r.json"
+    run = check(tmp_path, ws, "-k", "test_hand_example", "--json", str(report))
+    message = outcomes_in(report)["test_hand_example"]["message"]
+    assert "user:0" in message and "remount:-1" in message, message
+    assert "uid_map:written" not in message and "write:done" not in message, message
+    assert not planted.exists()
+    assert run.rc == 1 and run.left() == []
+
+
+@needs_root
+def test_a_daemon_that_clears_the_subreaper_flag_dies_with_the_worker(tmp_path):
+    """As root (the non-root case is tests/hostile/test_non_root.py): subreaper off, setsid,
+    double fork, a daemon that waits past ol's exit and then tries to write a report."""
+    marker = f"olda{secrets.token_hex(3)}"
+    target = tmp_path / "written-late.json"
+    ws = workspace(tmp_path / "ws", f'''
+        import ctypes as _c, os as _o, time as _t
+        _ol_real_rs = rejection_sample
+
+        def rejection_sample(p, q, m, rng, max_tries=10000):
+            _c.CDLL(None).prctl(36, 0, 0, 0, 0)
+            if _o.fork() == 0:
+                try:
+                    _o.setsid()
+                    if _o.fork() == 0:
+                        _c.CDLL(None).prctl(15, {marker.encode()!r}, 0, 0, 0)
+                        _t.sleep(3)
+                        with open({str(target)!r}, "w") as f:
+                            f.write("forged")
+                finally:
+                    _o._exit(0)
+            return _ol_real_rs(p, q, m, rng, max_tries)
+        ''')
+    run = check(tmp_path, ws, "-k", "test_rejection_sample_draw_order")
+    assert run.rc == 0, run.text
+    assert processes_named(marker) == []
+    time.sleep(4)
+    assert not target.exists()
+    assert run.left() == [] and cgroups_of(run.proc.pid) == []
+
+
+def test_a_submission_folder_named_with_escapes_is_shown_inert(tmp_path):
+    subs = tmp_path / "subs"
+    workspace(subs / "eve\x1b[2J\x1b[Hwins", "")
+    run = ol(tmp_path, "grade", "M07.6", str(subs), "--out", str(tmp_path / "out"), "--jobs", "1",
+             "--timeout", "3")
+    assert run.rc == 0, run.text
+    assert "eve\\x1b[2J\\x1b[Hwins" in run.out
+    assert ESC not in run.out + run.err
+    assert run.left() == []
+
+
+def test_a_hard_link_as_the_record_of_passes_is_not_written_through(tmp_path):
+    """``.ol/passes.json`` hard-linked to a file elsewhere (a repository file, say): the record
+    is replaced by a rename, the other file keeps its content."""
+    precious = tmp_path / "precious.py"
+    precious.write_text("# a file of the repository\n")
+    ws = workspace(tmp_path / "ws", "")
+    (ws / ".ol").mkdir()
+    os.link(precious, ws / ".ol" / "passes.json")
+    run = check(tmp_path, ws)
+    assert run.rc == 0, run.text
+    assert precious.read_text() == "# a file of the repository\n"
+    assert os.stat(precious).st_nlink == 1
+    assert "M07.6" in json.loads((ws / ".ol" / "passes.json").read_text())
