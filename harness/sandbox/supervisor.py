@@ -323,9 +323,13 @@ class WorkerProcess:
 
     def __init__(self, python_dir: Path, import_name: str, limits: Limits, output: Output) -> None:
         self.ready = False
-        progress = os.memfd_create("ol-progress")
+        progress = os.memfd_create("ol-progress", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         try:
             os.ftruncate(progress, 16)
+            # Sealed at 16 bytes: the worker may write the page, never shrink it under the
+            # parent's mapping (a read past the end would kill the parent with SIGBUS).
+            fcntl.fcntl(progress, fcntl.F_ADD_SEALS,
+                        fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
             self._map = mmap.mmap(progress, 16)
 
             def config(process: Supervised) -> str:

@@ -198,9 +198,6 @@ def _ol_count_forks(n):
 
 # == holes: each asserts the safe behaviour, which ol does not have yet ============================
 
-@pytest.mark.xfail(strict=True, reason="hole: a lone surrogate in an import crash message is "
-                   "printed unescaped: UnicodeEncodeError, ol check exits 3, no report, a crash "
-                   "log left in TMPDIR (isolated.py:_problem does not clean_text the message)")
 def test_surrogate_in_an_import_crash_message(tmp_path):
     ws = workspace(tmp_path / "ws", 'raise SystemExit("\\ud800 lone surrogate")\n')
     report = tmp_path / "r.json"
@@ -210,8 +207,6 @@ def test_surrogate_in_an_import_crash_message(tmp_path):
     assert run.left() == []
 
 
-@pytest.mark.xfail(strict=True, reason="hole: escape sequences in a student's exception message "
-                   "reach the terminal through ol check's failure text (terminal spoofing)")
 def test_escape_sequences_in_a_failure_message(tmp_path):
     ws = workspace(tmp_path / "ws", '''
         def rejection_accept(p_x, q_x, u):
@@ -223,8 +218,6 @@ def test_escape_sequences_in_a_failure_message(tmp_path):
     assert ESC not in run.out + run.err  # ... but must be inert
 
 
-@pytest.mark.xfail(strict=True, reason="hole: escape sequences in an import error reach the "
-                   "terminal in ol check's one-line error (HarnessError.line, unescaped)")
 def test_escape_sequences_in_an_import_error(tmp_path):
     ws = workspace(tmp_path / "ws",
                    'raise ImportError("\\x1b[2K\\rM07.6: 19 passed, 0 failed (verdict: pass)\\x1b[8m")\n')
@@ -234,8 +227,6 @@ def test_escape_sequences_in_an_import_error(tmp_path):
     assert ESC not in run.out + run.err
 
 
-@pytest.mark.xfail(strict=True, reason="hole: escape sequences in a failure message reach the "
-                   "terminal in ol grade's progress line (grade.say only fixes surrogates)")
 def test_escape_sequences_in_the_grade_progress(tmp_path):
     subs = tmp_path / "subs"
     workspace(subs / "alice", '''
@@ -249,9 +240,6 @@ def test_escape_sequences_in_the_grade_progress(tmp_path):
     assert ESC not in run.out + run.err
 
 
-@pytest.mark.xfail(strict=True, reason="hole: after a pass, ol check reads .ol/passes.json of the "
-                   "workspace through anything: a FIFO there blocks it for ever "
-                   "(check.py:load_passes opens it without O_NONBLOCK/O_NOFOLLOW or a type check)")
 def test_a_fifo_as_the_record_of_passes(tmp_path):
     ws = workspace(tmp_path / "ws", "")
     (ws / ".ol").mkdir()
@@ -273,31 +261,28 @@ def test_a_fifo_as_the_record_of_passes(tmp_path):
     finally:
         run.wait(30)
     assert blocked == 0, f"ol check blocked {blocked} times reading a FIFO in the workspace"
-    assert run.rc == 0, run.text
+    assert run.rc == 2, run.text  # refused before the run, in one line, nothing written
+    assert run.err.count("\n") == 1 and run.err.startswith("ol: "), run.err
 
 
-@pytest.mark.xfail(strict=True, reason="hole: .ol/passes.json linked to /dev/zero: ol check reads "
-                   "it whole after a pass (all the machine's memory; here MemoryError, exit 3 "
-                   "and a crash log under a 2 GiB address-space limit)")
 def test_dev_zero_as_the_record_of_passes(tmp_path):
     ws = workspace(tmp_path / "ws", "")
     (ws / ".ol").mkdir()
     (ws / ".ol" / "passes.json").symlink_to("/dev/zero")
     run = check(tmp_path, ws, "--memory-mb", "1024", limit_as=2 << 30)
-    assert run.rc == 0, run.text
+    assert run.rc == 2, run.text  # refused before the run, in one line, nothing written
+    assert run.err.count("\n") == 1 and run.err.startswith("ol: "), run.err
     assert run.left() == []
 
 
-@pytest.mark.xfail(strict=True, reason="hole: .ol in the workspace may be a link: after a pass ol "
-                   "check writes passes.json into whatever folder it points to (as root: any "
-                   "folder), and merges into a passes.json found there (check.py:record_pass)")
 def test_the_record_of_passes_is_written_through_a_link(tmp_path):
     elsewhere = tmp_path / "elsewhere"  # stands for the repository, /etc, another workspace
     elsewhere.mkdir()
     ws = workspace(tmp_path / "ws", "")
     (ws / ".ol").symlink_to(elsewhere)
     run = check(tmp_path, ws)
-    assert run.rc == 0, run.text
+    assert run.rc == 2, run.text  # refused before the run, in one line, nothing written
+    assert run.err.count("\n") == 1 and run.err.startswith("ol: "), run.err
     assert list(elsewhere.iterdir()) == [], "ol wrote outside the workspace"
 
 
@@ -385,9 +370,6 @@ def test_forged_draw_counts(tmp_path):
     assert run.rc == 1, run.text
 
 
-@pytest.mark.xfail(strict=True, reason="hole: the shared progress page (a memfd) is not sealed: the "
-                   "worker shrinks it, the parent's mmap read faults, ol check dies of SIGBUS "
-                   "(no report, its run folders left in TMPDIR; supervisor.WorkerProcess)")
 def test_a_shrunk_progress_page_kills_ol_check(tmp_path):
     ws = workspace(tmp_path / "ws", '''
         import os as _o, sys as _s
@@ -400,14 +382,14 @@ def test_a_shrunk_progress_page_kills_ol_check(tmp_path):
     run = check(tmp_path, ws, "-k", "test_hand_example", "--json", str(report))
     try:
         assert run.rc == 1, run.text
-        assert outcomes_in(report)["test_hand_example"]["outcome"] == "crashed"
+        # The page is sealed: the truncation fails in the worker (an error of the code), and
+        # the parent never reads past its mapping.
+        assert outcomes_in(report)["test_hand_example"]["outcome"] in ("crashed", "error")
         assert run.left() == []
     finally:
         remove_cgroups(cgroups_of(run.proc.pid))
 
 
-@pytest.mark.xfail(strict=True, reason="hole: the same shrunk progress page kills a grading slot: "
-                   "the submission is 'internal' on every run and ol grade exits 3")
 def test_a_shrunk_progress_page_makes_ol_grade_exit_3(tmp_path):
     subs = tmp_path / "subs"
     workspace(subs / "mallory", '''
@@ -426,9 +408,6 @@ def test_a_shrunk_progress_page_makes_ol_grade_exit_3(tmp_path):
 
 
 @needs_root
-@pytest.mark.xfail(strict=True, reason="hole: a nested user namespace mounts the v1 pids hierarchy "
-                   "and makes a sub-cgroup in the worker's cgroup: ol cannot remove either, now "
-                   "or in any later sweep (worker.py: nested user namespaces allowed)")
 def test_a_sub_cgroup_outlives_the_check(tmp_path):
     if pids_parent() is None:
         pytest.skip("no v1 pids hierarchy")
@@ -443,9 +422,6 @@ def test_a_sub_cgroup_outlives_the_check(tmp_path):
 
 
 @needs_root
-@pytest.mark.xfail(strict=True, reason="hole: the same nested mount makes the worker's pids.max "
-                   "writable: the 64-task cap is lifted (a fork bomb is then unbounded until the "
-                   "call's time-out)")
 def test_the_task_cap_cannot_be_lifted(tmp_path):
     if pids_parent() is None:
         pytest.skip("no v1 pids hierarchy")
@@ -607,7 +583,10 @@ def test_a_nested_user_namespace_cannot_write_outside(tmp_path):
     report = tmp_path / "r.json"
     run = check(tmp_path, ws, "-k", "test_hand_example", "--json", str(report))
     message = outcomes_in(report)["test_hand_example"]["message"]
-    assert "user:0" in message and "remount:-1" in message, message
+    # No nested user namespace at all now (max_user_namespaces is 0 inside the worker's);
+    # had there been one, its remount and writes would fail as well.
+    assert ("user:-1" in message or "remount:-1" in message) and "write:Read-only" in message, \
+        message
     assert "uid_map:written" not in message and "write:done" not in message, message
     assert not planted.exists()
     assert run.rc == 1 and run.left() == []
