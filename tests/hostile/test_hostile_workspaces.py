@@ -416,7 +416,7 @@ CASES = [
     # -- the workspace itself: ol reads and copies it in its own process, before any isolation --
     Case("module-is-a-link-to-dev-zero", "none", "", (), (), "",
          links=(("prob/rejection.py", "/dev/zero"),),
-         setup_error=r"^ol: python/tinyllm/prob/rejection\.py is not a regular file"),
+         setup_error=r"^ol: python/tinyllm/prob/rejection\.py is a symbolic link"),
     Case("package-holds-a-link-to-dev-urandom", "none", "", (), (), "",
          links=(("prob/weights.bin", "/dev/urandom"),),
          setup_error=r"^ol: python/tinyllm/prob/weights\.bin is a symbolic link"),
