@@ -14,10 +14,11 @@ call, never a value:
 - malformed, oversized or out-of-order data: ``TargetCrashed``.
 
 After any of these the next call starts a fresh worker. The worker runs with resource limits,
-without capabilities, and (as root) without network, in a PID namespace and a pids cgroup of its
-own, with a read-only view of the file system but for its temporary directory; whatever it forks
-is killed after every request and on ``close`` (``harness.sandbox.proctree``). The process itself, its
-pipes and its death are ``harness.sandbox.supervisor``. Not thread-safe: one target per thread.
+without capabilities, in namespaces of its own (user, mount, network, IPC, UTS, PID; for any user
+where the kernel allows them) and, as root, a pids cgroup, with a read-only view of the file
+system but for its run folder (``worker.harden``); whatever it forks is killed after every
+request and on ``close`` (``harness.sandbox.proctree``). The process itself, its pipes and its
+death are ``harness.sandbox.supervisor``. Not thread-safe: one target per thread.
 """
 
 from __future__ import annotations

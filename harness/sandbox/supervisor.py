@@ -132,11 +132,10 @@ def drain_output(fd: int, output: Output, stop: threading.Event) -> None:
         output.add(data)
 
 
-def rlimits(limits: Limits, max_processes: int | None = None) -> dict[str, int]:
+def rlimits(limits: Limits) -> dict[str, int]:
     """The resource limits a supervised process sets on itself (``worker.harden``)."""
     return {"memory_bytes": limits.memory_mb << 20, "cpu_s": int(limits.cpu_s),
-            "file_bytes": int(limits.file_bytes),
-            "max_processes": max_processes or limits.max_processes}
+            "file_bytes": int(limits.file_bytes), "max_processes": limits.max_processes}
 
 
 @contextlib.contextmanager
