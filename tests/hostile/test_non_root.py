@@ -82,8 +82,11 @@ def _reach_script(paths: list[Path]) -> str:
 
 
 def run_as_nobody(args: list[str], home: Path, timeout: float) -> subprocess.CompletedProcess:
+    # The base interpreter, and the virtual environment it runs in if any (its site-packages, and
+    # sys.executable as invoked: tox's .tox/ is a folder that only its owner can enter).
     prefix = Path(sys.base_prefix).resolve()
-    reach = _reach_script([prefix, Path(sys.executable).resolve(), REPO_ROOT])
+    reach = _reach_script([prefix, Path(sys.executable).resolve(), Path(sys.prefix).resolve(),
+                           REPO_ROOT])
     inner = shlex.join(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
                         "env", "-i", f"HOME={home}", f"TMPDIR={home}", "PATH=/usr/bin:/bin",
                         sys.executable, "-m", "harness", *args])

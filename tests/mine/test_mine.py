@@ -16,7 +16,7 @@ import pytest
 from harness import mine
 from harness.catalog import collect
 from harness.cli import main
-from harness.course import load_course
+from harness.course import REPO_ROOT, load_course
 from harness.mine_stage import resolve_suite
 from harness.mutants import load_mutants
 from harness.report.mine import format_text, to_gradescope, to_json_text
@@ -214,15 +214,17 @@ def _in_namespace(pid: int) -> bool:
 
 
 def _servers_alive(ours: bool = False) -> list[int]:
-    """Live fork servers (any, or only those this process started): their pids."""
+    """Live fork servers of this checkout (any, orphans too, or only those this process started):
+    their pids. A server of another checkout's run on the same machine is not ours to count."""
+    root = str(REPO_ROOT).encode()
     pids = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
             fields = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()
         except OSError:
             continue
-        if (b"harness.mine import serve" in cmdline and fields[0] != b"Z"
+        if (mine._BOOT.encode() in argv and root in argv and fields[0] != b"Z"
                 and (not ours or int(fields[1]) == os.getpid())):
             pids.append(int(pid))
     return pids
