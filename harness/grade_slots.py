@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.course import REPO_ROOT
+
 RECYCLE_AFTER = 100  # submissions per slot process, then a fresh one
 START_TIMEOUT_S = 120.0  # interpreter, numpy, scipy, the catalog: a few seconds on a quiet machine
 MAX_REPLY = 64 << 20
@@ -120,7 +122,9 @@ class Slot:
         self.output = Output(OUTPUT_BYTES)
 
         def argv(request_fd: int, reply_fd: int) -> list[str]:
-            code = (f"from harness.grade_slots import slot_main; "
+            # This checkout's harness, whatever an installed copy on the path would give.
+            code = (f"import sys; sys.path.insert(0, {str(REPO_ROOT)!r}); "
+                    f"from harness.grade_slots import slot_main; "
                     f"slot_main({module_id!r}, {os.getpid()}, {request_fd}, {reply_fd})")
             return [sys.executable, "-c", code]
 
