@@ -522,7 +522,6 @@ def main(argv: list[str]) -> int:
     _forget_harness()
     # What the server holds (its functions, their globals, the captured checks) moves to the
     # permanent generation: gc.get_objects() and gc.get_referrers() no longer list it.
-    gc.collect()
     gc.freeze()
     sys.path.insert(0, config["python_dir"])
     server.module, problem = _import(config["import_name"], config["python_dir"])
