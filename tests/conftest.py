@@ -112,3 +112,49 @@ def isolated_module(tmp_path_factory):
                 returns or {}))
 
         yield make
+
+
+def _make_special(path: Path, kind: str) -> Path:
+    """Put a ``kind`` of non-regular file at ``path``: fifo, socket, device (a character device,
+    root only), directory, or a link (link-to-zero, -fifo, -file, -directory)."""
+    import socket
+    import stat
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    behind = path.parent / f"behind-{path.name}"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "socket":
+        sock = socket.socket(socket.AF_UNIX)
+        here = os.getcwd()
+        os.chdir(path.parent)  # a relative name: a socket's path is capped at 108 bytes
+        try:
+            sock.bind(path.name)
+        finally:
+            os.chdir(here)
+            sock.close()
+    elif kind == "device":
+        if os.geteuid() != 0:
+            pytest.skip("making a device node needs root")
+        os.mknod(path, 0o600 | stat.S_IFCHR, os.makedev(1, 3))  # what /dev/null is
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "link-to-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "link-to-fifo":
+        os.mkfifo(behind)
+        path.symlink_to(behind)
+    elif kind == "link-to-file":
+        behind.write_text("# mine\n")
+        path.symlink_to(behind)
+    elif kind == "link-to-directory":
+        path.symlink_to(path.parent)
+    else:
+        raise ValueError(kind)
+    return path
+
+
+@pytest.fixture
+def special_file():
+    """``special_file(path, kind)``: see ``_make_special``."""
+    return _make_special

@@ -1,13 +1,15 @@
 """The in-process sandboxes the sandbox benchmarks compare, then a target run inside them.
 
-    python -I bench/sandbox_mechanisms.py MODE WRITABLE TARGET [CONFIG_JSON]
+    python -I bench/sandbox/sandbox_mechanisms.py MODE WRITABLE TARGET [CONFIG_JSON]
 
 MODE:
   ``none``    nothing (the process as started: bwrap's, or no sandbox at all);
   ``keyring`` only a fresh session keyring (one ``keyctl``): what the worker must add under bwrap;
-  ``harden``  today's worker: ``harness.sandbox.worker.harden`` (as root: mount + net namespaces, a
-              read-only ``/`` but WRITABLE, a PID namespace behind a shim, no capabilities,
-              ``no_new_privs``; as any other user only the limits);
+  ``harden``  the worker's own set-up: ``harness.sandbox.worker.harden`` (since issue #12: user,
+              mount, net, IPC, UTS and PID namespaces for root and non-root, a read-only ``/``
+              but WRITABLE and an empty ``/run``, no nested user namespace, a fresh session
+              keyring, no capabilities, ``no_new_privs``; before it, as root only, mount + net +
+              PID and, as any other user, only the limits);
   ``userns``  a hand-written user namespace (``userns_sandbox``), for root and non-root alike:
               user + mount + net + IPC + PID + UTS + cgroup namespaces in one ``unshare``, the
               same read-only file system and shim as ``harden``, nesting of user namespaces

@@ -33,7 +33,13 @@ from harness.sandbox import proctree
 from harness.sandbox.codec import MalformedReply
 from harness.sandbox.fs import remove_tree
 from harness.sandbox.protocol import BadMessage, Connection, Died, Hung
-from harness.sandbox.rundirs import run_dir, sweep_folders, sweep_once, tag_of
+from harness.sandbox.rundirs import (
+    remove_cgroup,
+    run_dir,
+    sweep_folders,
+    sweep_once,
+    tag_of,
+)
 
 __all__ = ["Died", "Hung", "Limits", "Output", "Peer", "Supervised", "WorkerProcess",
            "describe_death"]
@@ -171,7 +177,7 @@ class Supervised:
             self.proc = subprocess.Popen(self.argv, cwd=self.home, env=env(self.home),
                                          start_new_session=True, **popen)
         except BaseException:
-            proctree.remove_cgroup(self.cgroup, 0.0)
+            remove_cgroup(self.cgroup, 0.0)
             remove_tree(self.home)
             raise
         self.pid = self.proc.pid
@@ -229,7 +235,7 @@ class Supervised:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(timeout=5)  # after this every orphan has been re-parented to us
             proctree.reap(members - {self.pid}, time.monotonic() + 5.0)
-            proctree.remove_cgroup(self.cgroup, time.monotonic() + 1.0)
+            remove_cgroup(self.cgroup, time.monotonic() + 1.0)
             if self.pidfd is not None:
                 os.close(self.pidfd)
             remove_tree(self.home)

@@ -108,50 +108,32 @@ def test_two_options_naming_one_file_are_refused(tmp_path, capsys):
     assert same.read_text() == "old"
 
 
-def _special(tmp_path: Path, kind: str) -> Path:
-    path = tmp_path / f"special-{kind}"
-    if kind == "fifo":
-        os.mkfifo(path)
-    elif kind == "directory":
-        path.mkdir()
-    elif kind == "device":
-        if os.geteuid() != 0:
-            pytest.skip("making a device node needs root")
-        os.mknod(path, 0o600 | stat.S_IFCHR, os.makedev(1, 3))  # what /dev/null is
-    elif kind == "link-to-fifo":
-        os.mkfifo(tmp_path / "fifo-behind")
-        path.symlink_to(tmp_path / "fifo-behind")
-    elif kind == "link-to-directory":
-        path.symlink_to(tmp_path)
-    return path
-
-
 @pytest.mark.parametrize("kind,says", [
     ("fifo", "it is a FIFO"), ("directory", "it is a directory"), ("device", "it is a character device"),
     ("link-to-fifo", "it is a symbolic link to a FIFO"),
     ("link-to-directory", "it is a symbolic link to a directory"),
 ])
-def test_a_report_path_that_is_not_a_regular_file_is_refused_unopened(tmp_path, capsys, kind, says):
-    path = _special(tmp_path, kind)
+def test_a_report_path_that_is_not_a_regular_file_is_refused_unopened(tmp_path, capsys, kind, says, special_file):
+    path = special_file(tmp_path / "special", kind)
     before = tree_state(tmp_path)
     refused(["check", "M07.6", "--target", "reference", "--json", path], capsys,
             f"cannot write {path}: {says}")
     assert tree_state(tmp_path) == before  # still the FIFO, the device, the folder
 
 
-def test_write_atomic_never_replaces_a_special_file(tmp_path):
+def test_write_atomic_never_replaces_a_special_file(tmp_path, special_file):
     from harness.errors import HarnessError
     from harness.report.io import write_atomic
 
-    fifo = _special(tmp_path, "fifo")
+    fifo = special_file(tmp_path / "special", "fifo")
     with pytest.raises(HarnessError, match="it is a FIFO"):
         write_atomic(fifo, "x")
     assert stat.S_ISFIFO(fifo.lstat().st_mode)
 
 
-def test_gate_checks_its_report_paths_against_the_workspace(tmp_path, capsys):
+def test_gate_checks_its_report_paths_against_the_workspace(tmp_path, capsys, special_file):
     ws = workspace(tmp_path)
-    fifo = _special(tmp_path, "fifo")
+    fifo = special_file(tmp_path / "special", "fifo")
     before = tree_state(tmp_path)
     refused(["gate", "MS-P6", "--workspace", ws, "--junit", ws / SOURCE], capsys,
             "--junit " + str(ws / SOURCE) + " is inside the workspace's python/ folder")

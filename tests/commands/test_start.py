@@ -96,39 +96,6 @@ def _run_start(workspace):
                           timeout=60, check=False)
 
 
-def _make(path, kind):
-    import os
-    import socket
-    import stat
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if kind == "fifo":
-        os.mkfifo(path)
-    elif kind == "socket":
-        sock = socket.socket(socket.AF_UNIX)
-        here = os.getcwd()
-        os.chdir(path.parent)  # a relative name: a socket's path is capped at 108 bytes
-        try:
-            sock.bind(path.name)
-        finally:
-            os.chdir(here)
-            sock.close()
-    elif kind == "device":
-        if os.geteuid() != 0:
-            pytest.skip("making a device node needs root")
-        os.mknod(path, 0o600 | stat.S_IFCHR, os.makedev(1, 5))  # what /dev/zero is
-    elif kind == "link-to-zero":
-        path.symlink_to("/dev/zero")
-    elif kind == "link-to-fifo":
-        os.mkfifo(path.parent / "behind")
-        path.symlink_to(path.parent / "behind")
-    elif kind == "link-to-file":
-        (path.parent / "elsewhere.py").write_text("# mine\n")
-        path.symlink_to(path.parent / "elsewhere.py")
-    elif kind == "directory":
-        path.mkdir()
-
-
 @pytest.mark.parametrize("rel,kind,says", [
     ("python/tinyllm/prob/rejection.py", "fifo", "rejection.py is a FIFO, not a regular file"),
     ("python/tinyllm/prob/rejection.py", "socket", "rejection.py is a socket, not a regular file"),
@@ -140,9 +107,9 @@ def _make(path, kind):
     ("python/tinyllm/prob", "fifo", "prob is a FIFO where a folder belongs"),
     ("python", "link-to-fifo", "python is a FIFO where a folder belongs"),
 ])
-def test_start_refuses_what_is_not_a_regular_file_without_opening_it(tmp_path, rel, kind, says):
+def test_start_refuses_what_is_not_a_regular_file_without_opening_it(tmp_path, rel, kind, says, special_file):
     ws = tmp_path / "ws"
-    _make(ws / rel, kind)
+    special_file(ws / rel, kind)
     before = sorted(str(p.relative_to(ws)) for p in ws.rglob("*"))
     proc = _run_start(ws)
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
