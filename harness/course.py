@@ -31,6 +31,7 @@ class Module:
     rung: str
     functions: tuple[str, ...]
     pitfalls: dict[int, str]
+    chapter_pitfalls: int = 0  # pitfalls 1..N are the chapter's section 5 table; the rest are ol's
 
     @property
     def import_name(self) -> str:
@@ -45,6 +46,15 @@ class Module:
         if number is None:
             return ""
         return self.pitfalls.get(number, f"pitfall {number}")
+
+    def is_chapter_pitfall(self, number: int) -> bool:
+        return 1 <= number <= self.chapter_pitfalls
+
+    def pitfall_label(self, number: int | None) -> str:
+        """``pitfall 3`` for the chapter's own table (section 5), ``ol pitfall 9`` for ol's."""
+        if number is None:
+            return ""
+        return f"pitfall {number}" if self.is_chapter_pitfall(number) else f"ol pitfall {number}"
 
 
 @dataclass(frozen=True)
@@ -100,6 +110,7 @@ def load_course(path: Path = PACKAGE_DIR / "course.toml") -> Course:
             rung=m.get("rung", "R0"),
             functions=tuple(m["functions"]),
             pitfalls={int(k): v for k, v in pitfalls.get(mid, {}).items()},
+            chapter_pitfalls=int(data.get("chapter_pitfalls", {}).get(mid, 0)),
         )
         for mid, m in data["modules"].items()
     }
