@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import importlib
 import json
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.course import Course, Module, load_course
+from harness.diagnosis.record import Recorder
 from harness.errors import HarnessError
 from harness.model import RunResult, TestResult
 from harness.runner import IN_PROCESS_TEST_LIMIT_S, run_catalog
@@ -38,6 +40,7 @@ class CheckRequest:
     ref_deps: bool = False
     pattern: str | None = None
     limits: object | None = None  # harness.sandbox.isolated.Limits
+    diagnose: bool = True  # after a failure, name the known mistake the code behaves like
 
 
 def import_lazily_used(module: Module) -> None:
@@ -110,11 +113,27 @@ def run_check(request: CheckRequest, ws: Workspace | None,
         # The worker enforces its own limits; in process, the runner's alarm bounds each test.
         limit = None if request.target == "student" else getattr(
             request.limits, "test_timeout_s", IN_PROCESS_TEST_LIMIT_S)
-        result = run_catalog(module, target, label, request.pattern, limit, on_result)
+        recorder = Recorder() if request.diagnose else None
+        result = run_catalog(module, target, label, request.pattern, limit, on_result, recorder)
+        target.recorder = None
     if not result.tests:
         raise HarnessError(f"-k {request.pattern!r} selects no test of {module.id}",
                            f"`ol tests {module.id}` lists the test names")
+    if recorder is not None and result.failed:
+        result = with_diagnosis(module, result, recorder)
     return result
+
+
+def with_diagnosis(module: Module, result: RunResult, recorder: Recorder) -> RunResult:
+    """``result`` with its diagnosis; the verdict stands even if the diagnosis itself fails."""
+    from harness.diagnosis.engine import diagnose
+
+    try:
+        found = diagnose(module, result, recorder)
+    except Exception as exc:  # noqa: BLE001 - a diagnosis is advice; the verdict is decided
+        note = f"ol could not diagnose this run ({type(exc).__name__}: {exc}); the verdict stands"
+        return dataclasses.replace(result, notes=(*result.notes, note))
+    return dataclasses.replace(result, diagnosis=found)
 
 
 # -- the record of passes, for ``ol diff`` -------------------------------------------------------

@@ -45,6 +45,30 @@ class CaseInfo:
         return d
 
 
+# Why a test failed, in plain words. Only a wrong answer can name a pitfall; the others are the
+# code's own trouble (it crashed, exited, hung, is not written yet, or raised a programming error).
+WRONG, RAISED, CRASHED, EXITED, TIMED_OUT, NOT_IMPLEMENTED = (
+    "wrong", "raised", "crashed", "exited", "timeout", "not_implemented")
+CATEGORIES = (WRONG, RAISED, CRASHED, EXITED, TIMED_OUT, NOT_IMPLEMENTED)
+
+
+@dataclass(frozen=True)
+class TraceFrame:
+    """One frame of a traceback in the student's own files (pytest's ``--tb=short``)."""
+
+    file: str  # relative to the workspace, e.g. python/tinyllm/prob/rejection.py
+    line: int
+    function: str
+    source: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> TraceFrame:
+        return cls(str(d["file"]), int(d["line"]), str(d["function"]), str(d.get("source", "")))
+
+
 @dataclass(frozen=True)
 class TestResult:
     __test__ = False  # not a pytest test class
@@ -56,6 +80,11 @@ class TestResult:
     message: str = ""
     pitfall: int | None = None
     pitfall_text: str = ""
+    category: str = ""  # one of CATEGORIES when the test did not pass
+    pitfall_label: str = ""  # "pitfall 3" (the chapter's) or "ol pitfall 9" (ol's own)
+    output: str = ""  # what the code under test printed during the test (capped)
+    output_dropped: int = 0  # characters of output not kept
+    frames: tuple[TraceFrame, ...] = ()  # where the code under test raised, in its own files
 
     @property
     def ok(self) -> bool:
@@ -70,6 +99,11 @@ class TestResult:
             "message": self.message,
             "pitfall": self.pitfall,
             "pitfall_text": self.pitfall_text,
+            "category": self.category,
+            "pitfall_label": self.pitfall_label,
+            "output": self.output,
+            "output_dropped": self.output_dropped,
+            "frames": [f.to_json() for f in self.frames],
         }
 
     @classmethod
@@ -82,7 +116,49 @@ class TestResult:
             message=d.get("message", ""),
             pitfall=d.get("pitfall"),
             pitfall_text=d.get("pitfall_text", ""),
+            category=d.get("category", ""),
+            pitfall_label=d.get("pitfall_label", ""),
+            output=d.get("output", ""),
+            output_dropped=int(d.get("output_dropped", 0)),
+            frames=tuple(TraceFrame.from_json(f) for f in d.get("frames", ())),
         )
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """One explanation of a failing run, best first: which mistake the code behaves like.
+
+    ``kind`` is ``pitfall`` (a known mistake explains ``explained`` of the ``differing`` calls
+    where the code's answers differ from the contract's), ``unexplained`` (differences no known
+    mistake explains), ``failed`` (a check failed without a differing call to show), or one of
+    the plain categories (crashed, exited, timeout, not_implemented, raised).
+    """
+
+    kind: str
+    text: str
+    pitfall: int | None = None
+    label: str = ""
+    also: tuple[int, ...] = ()  # other pitfalls whose mutants explain the same calls as well
+    mutants: tuple[str, ...] = ()  # the mutants of ol's library that behave like this
+    explained: int = 0
+    differing: int = 0
+    evidence: tuple[str, ...] = ()  # a few calls: what the code answered, what the contract gives
+
+    @property
+    def pitfalls(self) -> tuple[int, ...]:
+        return ((self.pitfall,) if self.pitfall is not None else ()) + self.also
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["also"], d["mutants"], d["evidence"] = list(self.also), list(self.mutants), list(self.evidence)
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Diagnosis:
+        return cls(kind=d["kind"], text=d["text"], pitfall=d.get("pitfall"),
+                   label=d.get("label", ""), also=tuple(d.get("also", ())),
+                   mutants=tuple(d.get("mutants", ())), explained=int(d.get("explained", 0)),
+                   differing=int(d.get("differing", 0)), evidence=tuple(d.get("evidence", ())))
 
 
 @dataclass(frozen=True)
@@ -95,6 +171,7 @@ class RunResult:
     tests: tuple[TestResult, ...]
     duration_s: float = 0.0
     notes: tuple[str, ...] = field(default=())
+    diagnosis: tuple[Diagnosis, ...] = field(default=())
 
     @property
     def passed(self) -> int:
@@ -114,6 +191,7 @@ class RunResult:
     def to_json(self) -> dict[str, Any]:
         return {
             "format_version": FORMAT_VERSION,
+            "diagnosis": [d.to_json() for d in self.diagnosis],
             "module": self.module,
             "workspace": self.workspace,
             "target": self.target,
@@ -134,4 +212,5 @@ class RunResult:
             tests=tuple(TestResult.from_json(t) for t in d["tests"]),
             duration_s=float(d.get("duration_s", 0.0)),
             notes=tuple(d.get("notes", ())),
+            diagnosis=tuple(Diagnosis.from_json(x) for x in d.get("diagnosis", ())),
         )

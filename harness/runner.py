@@ -20,8 +20,27 @@ import numpy as np
 
 from harness.catalog import collect
 from harness.course import Module
-from harness.model import CaseInfo, Outcome, RunResult, TestResult
-from harness.target import ContractViolation, Target, TargetEscape, TargetTimedOut
+from harness.diagnosis.outcome import PROGRAMMING_ERRORS, error_bases, error_name
+from harness.model import (
+    CRASHED,
+    EXITED,
+    NOT_IMPLEMENTED,
+    RAISED,
+    TIMED_OUT,
+    WRONG,
+    CaseInfo,
+    Outcome,
+    RunResult,
+    TestResult,
+    TraceFrame,
+)
+from harness.target import (
+    ContractViolation,
+    Target,
+    TargetEscape,
+    TargetExited,
+    TargetTimedOut,
+)
 
 # In-process targets are ours, but a mutant may still loop: a per-test alarm bounds it.
 IN_PROCESS_TEST_LIMIT_S = 60.0
@@ -47,7 +66,7 @@ def alarm(seconds: float | None, what: str = "the test") -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _quiet() -> Iterator[None]:
+def quiet() -> Iterator[None]:
     """numpy's floating-point warnings from code under test are not the harness's output."""
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
@@ -63,12 +82,18 @@ def select_cases(cases: list[tuple[CaseInfo, Callable[..., Any]]], pattern: str 
 
 def run_case(module: Module, info: CaseInfo, fn: Callable[..., Any], target: Target,
              limit: float | None = None) -> TestResult:
-    """One catalog test against ``target``, fail-closed."""
+    """One catalog test against ``target``, fail-closed.
+
+    A failure names a pitfall only when the failing check names one (the check's own, never the
+    test's first): a crash, an exit, a time-out, a stub or a programming error (NameError, ...)
+    in the code under test is its own category and names none.
+    """
     target.begin_test()
     outcome, message, pitfall = Outcome.PASSED, "", None
+    raised: BaseException | None = None
     start = time.perf_counter()
     try:
-        with alarm(limit), _quiet():
+        with alarm(limit), quiet():
             fn(target)
     except TargetEscape as exc:
         outcome, message = Outcome(exc.outcome), str(exc)
@@ -78,17 +103,67 @@ def run_case(module: Module, info: CaseInfo, fn: Callable[..., Any], target: Tar
     except NotImplementedError as exc:
         outcome, message = Outcome.FAILED, f"not implemented yet: {exc}"
     except Exception as exc:  # noqa: BLE001 - the target raised something the test did not expect
-        outcome, message = Outcome.ERROR, f"raised {type(exc).__name__}: {exc}"
+        outcome, message, raised = Outcome.ERROR, f"raised {type(exc).__name__}: {exc}", exc
         remote = getattr(exc, "remote", None) or getattr(exc, "ol_remote", None)
         if remote is not None:
             message = f"the code under test raised {remote}"
     duration = time.perf_counter() - start
     outcome, message, pitfall = _fail_closed(target, outcome, message, pitfall)
-    stub = target.not_implemented is not None and target.escape is None
-    if outcome is not Outcome.PASSED and pitfall is None and info.pitfalls and not stub:
-        pitfall = info.pitfalls[0]
+    if outcome is Outcome.PASSED:
+        return TestResult(info.name, info.kind, outcome, duration)
+    category = _category(target, outcome, raised)
+    bug = _programming_error(target) if category == WRONG else None
+    if bug is not None:  # a NameError inside a call the test expected to answer or raise
+        category = RAISED
+        message += f"\n(the code under test raised {error_name(bug)}: {bug})"
+    if category != WRONG:
+        pitfall = None
+    frames = _frames(raised if raised is not None else bug)
     return TestResult(info.name, info.kind, outcome, duration, message, pitfall,
-                      module.pitfall_text(pitfall) if outcome is not Outcome.PASSED else "")
+                      module.pitfall_text(pitfall), category, module.pitfall_label(pitfall),
+                      getattr(target, "output", "") or "", int(getattr(target, "output_dropped", 0)),
+                      frames)
+
+
+def _category(target: Target, outcome: Outcome, raised: BaseException | None) -> str:
+    escape = target.escape
+    if escape is not None:
+        if isinstance(escape, TargetExited):
+            return EXITED
+        return TIMED_OUT if isinstance(escape, TargetTimedOut) else CRASHED
+    if outcome is Outcome.TIMEOUT:
+        return TIMED_OUT
+    if outcome is Outcome.CRASHED:
+        return CRASHED
+    if target.not_implemented is not None:
+        return NOT_IMPLEMENTED
+    if outcome is Outcome.ERROR and raised is not None and _is_programming_error(raised):
+        return RAISED
+    return WRONG  # a wrong answer, or an exception where the contract gives an answer
+
+
+def _is_programming_error(error: BaseException) -> bool:
+    return bool(PROGRAMMING_ERRORS.intersection(error_bases(error)))
+
+
+def _programming_error(target: Target) -> BaseException | None:
+    """The first NameError-like exception the code under test raised during this test, if any."""
+    recorder = getattr(target, "recorder", None)
+    for batch in (recorder.current if recorder is not None else ()):
+        for r in batch.results:
+            if r.error is not None and _is_programming_error(r.error):
+                return r.error
+    return None
+
+
+def _frames(error: BaseException | None) -> tuple[TraceFrame, ...]:
+    """The frames of ``error`` in the student's own files, as the worker reported them."""
+    if error is None:
+        return ()
+    remote = getattr(error, "ol_remote", None) or getattr(error, "remote", None)
+    frames = getattr(remote, "frames", ()) or ()
+    return tuple(TraceFrame(f"python/{f.file}", int(f.line), str(f.function), str(f.source))
+                 for f in frames)
 
 
 def _fail_closed(target: Target, outcome: Outcome, message: str, pitfall: int | None):
@@ -106,12 +181,24 @@ def _fail_closed(target: Target, outcome: Outcome, message: str, pitfall: int | 
 
 def run_catalog(module: Module, target: Target, workspace: str, pattern: str | None = None,
                 limit: float | None = IN_PROCESS_TEST_LIMIT_S,
-                on_result: Callable[[TestResult], None] | None = None) -> RunResult:
-    """The catalog of ``module`` (or the ``-k`` selection) against ``target``."""
+                on_result: Callable[[TestResult], None] | None = None,
+                recorder: Any = None) -> RunResult:
+    """The catalog of ``module`` (or the ``-k`` selection) against ``target``.
+
+    With a ``recorder`` (``harness.diagnosis.record.Recorder``), the calls of every failing test
+    are kept in it for the diagnosis."""
     start = time.perf_counter()
     results = []
+    target.recorder = recorder
     for info, fn in select_cases(collect(module), pattern):
+        if recorder is not None:
+            recorder.start_test()
         result = run_case(module, info, fn, target, limit)
+        if recorder is not None:
+            if result.ok:
+                recorder.drop()
+            else:
+                recorder.keep(info.name)
         results.append(result)
         if on_result is not None:
             on_result(result)

@@ -21,7 +21,7 @@ import numpy as np
 
 from harness.sandbox.codec import Handle, Opaque, RemoteError, Reply
 from harness.sandbox.invoke import RETURNED, answer, call, invoke
-from harness.sources import RecordingSource
+from harness.sources import RecordingSource, draw_count
 
 # Exceptions rebuilt as themselves in the test, so ``pytest.raises(ValueError)`` reads naturally.
 _REBUILT = (
@@ -34,9 +34,10 @@ _REBUILT = (
 class ContractViolation(AssertionError):
     """A result the contract forbids whatever the test asserts (type, aliasing, in-place edit)."""
 
-    def __init__(self, message: str, pitfall: int | None = None) -> None:
+    def __init__(self, message: str, pitfall: int | None = None, kind: str = "") -> None:
         super().__init__(message)
         self.pitfall = pitfall
+        self.kind = kind  # "mutated" | "aliased" | "type": what the reply did
 
 
 class TargetError(Exception):
@@ -60,6 +61,10 @@ class TargetCrashed(TargetEscape):
     outcome = "crashed"
 
 
+class TargetExited(TargetCrashed):
+    """The code under test called ``sys.exit``/``exit()`` (raised SystemExit) instead of answering."""
+
+
 class TargetTimedOut(TargetEscape):
     outcome = "timeout"
 
@@ -75,6 +80,7 @@ class Result:
     args: tuple
     value: Any = None
     error: BaseException | None = None
+    draws: tuple[int, ...] = ()  # uniforms drawn from each source argument, in argument order
 
     @property
     def raised(self) -> bool:
@@ -132,6 +138,11 @@ def _fits(kind: str, v: Any) -> bool:
     return _checker(kind)(v)
 
 
+def fits_contract(kind: str, value: Any) -> bool:
+    """Whether ``value`` is of the return kind ``kind`` of ``course.toml`` (``float64[]``, ...)."""
+    return _checker(kind)(value)
+
+
 def rebuild(remote: RemoteError) -> BaseException:
     """An exception of the first rebuildable class in the remote one's bases, else TargetError."""
     for name in remote.bases:
@@ -168,6 +179,7 @@ class Target:
         self.label = label
         self.functions = tuple(functions)
         self.returns = returns
+        self.recorder: Any = None  # harness.diagnosis.record.Recorder, while a check records calls
         self.begin_test()
 
     # -- bookkeeping the runner reads -------------------------------------------------------
@@ -206,6 +218,27 @@ class Target:
 
     def map(self, fn: str, calls: Sequence[tuple], **kwargs: Any) -> list[Result]:
         """Call ``fn`` once per argument tuple in one batch: each value or exception, checked.
+
+        With a ``recorder`` set, the batch and its answers are recorded (for the diagnosis), also
+        when a contract check or an escape ends it early."""
+        recorder = self.recorder
+        if recorder is None:
+            return self._map(fn, calls, **kwargs)
+        calls = list(calls)
+        batch = recorder.begin(fn, calls, kwargs)
+        try:
+            results = self._map(fn, calls, **kwargs)
+        except ContractViolation as exc:
+            recorder.end(batch, getattr(exc, "results", ()), violation=exc)
+            raise
+        except BaseException:
+            recorder.end(batch, ())
+            raise
+        recorder.end(batch, results)
+        return results
+
+    def _map(self, fn: str, calls: Sequence[tuple], **kwargs: Any) -> list[Result]:
+        """``map`` without recording: call, check, and collect.
 
         Replies are checked as they arrive (an isolated worker streams them in chunks, so this
         overlaps the calls still running); a failed check is raised once the batch is complete.
@@ -249,6 +282,7 @@ class Target:
         if failed:
             if isinstance(failed[0], TargetEscape):
                 self._escape(failed[0])
+            failed[0].results = results  # the answers before the violating one, for the recorder
             raise failed[0]
         return results
 
@@ -261,8 +295,8 @@ class Target:
         self.escape = self.escape or exc
         raise exc
 
-    def _violate(self, message: str, pitfall: int | None = None) -> None:
-        exc = ContractViolation(message, pitfall)
+    def _violate(self, message: str, pitfall: int | None = None, kind: str = "") -> None:
+        exc = ContractViolation(message, pitfall, kind)
         self.violation = self.violation or exc
         raise exc
 
@@ -272,28 +306,30 @@ class Target:
             self._sync_sources(sources, reply.draws)
         if reply.status == "exited":
             call = f"{fn}({show_args(args)})"
-            self._escape(TargetCrashed(f"{call} tried to exit the interpreter ({reply.error}); "
+            self._escape(TargetExited(f"{call} tried to exit the interpreter ({reply.error}); "
                                        "a function must return or raise"))
         if reply.status == "raised":
             exc = rebuild(reply.error)
             if isinstance(exc, NotImplementedError):
                 self.not_implemented = self.not_implemented or fn
-            return Result(args, error=exc)
+            return Result(args, error=exc, draws=tuple(reply.draws))
         kind = self.returns.get(fn, "any")
         fits = _fits(kind, reply.value)
         if not (reply.mutated or reply.aliased or not fits):
-            return Result(args, value=reply.value)
+            return Result(args, value=reply.value, draws=tuple(reply.draws))
         call = f"{fn}({show_args(args)})"
         if reply.mutated:
             which = ", ".join(f"argument {i + 1}" for i in reply.mutated)
-            self._violate(f"{call} modified {which} in place; no function may modify its arguments")
+            self._violate(f"{call} modified {which} in place; no function may modify its arguments",
+                          kind="mutated")
         if reply.aliased:
             self._violate(f"{call} returned an object that shares memory with an argument; "
-                          "the contract promises a new array", pitfall=6)
+                          "the contract promises a new array", pitfall=6, kind="aliased")
         if not fits:
             self._violate(f"{call} returned {describe_type(reply.value)}"
-                          f"{self._inner(reply.value)} where the contract promises {kind}")
-        return Result(args, value=reply.value)
+                          f"{self._inner(reply.value)} where the contract promises {kind}",
+                          kind="type")
+        return Result(args, value=reply.value, draws=tuple(reply.draws))
 
     @staticmethod
     def _inner(value: Any) -> str:
@@ -334,15 +370,19 @@ class InProcessTarget(Target):
             # Fresh copies, as an isolated worker gets: the test's own data stays untouched.
             args = tuple(a.copy() if isinstance(a, np.ndarray) else
                          list(a) if type(a) is list else a for a in args)
-            replies.append(invoke(func, args, kwargs, IN_PROCESS_PASSTHROUGH))
+            sources = [a for a in (*args, *kwargs.values()) if isinstance(a, RecordingSource)]
+            before = [draw_count(s) for s in sources]
+            reply = invoke(func, args, kwargs, IN_PROCESS_PASSTHROUGH)
+            reply.draws = [draw_count(s) - b for s, b in zip(sources, before)]
+            replies.append(reply)
         return replies
 
-    def map(self, fn: str, calls: Sequence[tuple], **kwargs: Any) -> list[Result]:
-        """``Target.map`` with a lean path for the common call (immutable arguments, a plain result
+    def _map(self, fn: str, calls: Sequence[tuple], **kwargs: Any) -> list[Result]:
+        """``Target._map`` with a lean path for the common call (immutable arguments, a plain result
         of the promised kind); anything else gets every check of the general path. Each call is
         made exactly once."""
         if kwargs:
-            return super().map(fn, calls, **kwargs)
+            return super()._map(fn, calls, **kwargs)
         func = self._resolve(fn)
         fits = _checker(self.returns.get(fn, "any"))
         # A method's receiver is the module's own object: it may change (a generator's state does),
@@ -353,13 +393,21 @@ class InProcessTarget(Target):
         for args in calls:
             plain_args = args[1:] if own is not None and args and type(args[0]) is own else args
             if not all(type(a) in _IMMUTABLE_ARGS for a in plain_args):
-                append(super().map(fn, [args])[0])
+                try:
+                    append(super()._map(fn, [args])[0])
+                except ContractViolation as exc:
+                    exc.results = results
+                    raise
                 continue
             status, value = call(func, args, {}, IN_PROCESS_PASSTHROUGH)
             if status == RETURNED and _plain(value) and fits(value):
                 append(Result(args, value=value))
                 continue
-            append(self._check(fn, args, {}, answer(status, value, args)))
+            try:
+                append(self._check(fn, args, {}, answer(status, value, args)))
+            except ContractViolation as exc:
+                exc.results = results
+                raise
         return results
 
 
