@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.errors import HarnessError
@@ -32,6 +32,7 @@ class Module:
     functions: tuple[str, ...]
     pitfalls: dict[int, str]
     chapter_pitfalls: int = 0  # pitfalls 1..N are the chapter's section 5 table; the rest are ol's
+    violation_pitfalls: dict[str, int] = field(default_factory=dict)  # "mutated"/"aliased" -> N
 
     @property
     def import_name(self) -> str:
@@ -111,6 +112,8 @@ def load_course(path: Path = PACKAGE_DIR / "course.toml") -> Course:
             functions=tuple(m["functions"]),
             pitfalls={int(k): v for k, v in pitfalls.get(mid, {}).items()},
             chapter_pitfalls=int(data.get("chapter_pitfalls", {}).get(mid, 0)),
+            violation_pitfalls={k: int(v) for k, v in
+                                data.get("violation_pitfalls", {}).get(mid, {}).items()},
         )
         for mid, m in data["modules"].items()
     }

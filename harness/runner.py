@@ -109,6 +109,8 @@ def run_case(module: Module, info: CaseInfo, fn: Callable[..., Any], target: Tar
             message = f"the code under test raised {remote}"
     duration = time.perf_counter() - start
     outcome, message, pitfall = _fail_closed(target, outcome, message, pitfall)
+    if target.violation is not None and pitfall is None and target.escape is None:
+        pitfall = module.violation_pitfalls.get(target.violation.kind)
     if outcome is Outcome.PASSED:
         return TestResult(info.name, info.kind, outcome, duration)
     category = _category(target, outcome, raised)
@@ -121,8 +123,15 @@ def run_case(module: Module, info: CaseInfo, fn: Callable[..., Any], target: Tar
     frames = _frames(raised if raised is not None else bug)
     return TestResult(info.name, info.kind, outcome, duration, message, pitfall,
                       module.pitfall_text(pitfall), category, module.pitfall_label(pitfall),
-                      getattr(target, "output", "") or "", int(getattr(target, "output_dropped", 0)),
-                      frames)
+                      *_output(target), frames)
+
+
+def _output(target: Target) -> tuple[str, int]:
+    """What the code under test printed during the test (a worker captures it; "" in process)."""
+    text, dropped = getattr(target, "output", ""), getattr(target, "output_dropped", 0)
+    if not isinstance(text, str) or not isinstance(dropped, int):
+        return "", 0
+    return text, dropped
 
 
 def _category(target: Target, outcome: Outcome, raised: BaseException | None) -> str:

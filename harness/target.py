@@ -324,7 +324,7 @@ class Target:
                           kind="mutated")
         if reply.aliased:
             self._violate(f"{call} returned an object that shares memory with an argument; "
-                          "the contract promises a new array", pitfall=6, kind="aliased")
+                          "the contract promises a new array", kind="aliased")
         if not fits:
             self._violate(f"{call} returned {describe_type(reply.value)}"
                           f"{self._inner(reply.value)} where the contract promises {kind}",

@@ -6,8 +6,10 @@ differs from the contract. The same calls are replayed on each of ol's mutants (
 in-process, each bounded by an alarm); a mutant *explains* a differing call when it answers
 exactly as the student did. The mutant that explains the most differing calls names the first
 pitfall; the calls it leaves are explained greedily by the next (two bugs name two pitfalls);
-what no mutant explains is said so, with its first call. A mutant that errs where the student
-does not (a *conflict*) ranks below one that does not, among those explaining as many calls.
+a failing test that no mutant explains (on at least ``EXPLAINS_TEST`` of its differing calls) is
+told by the pitfall of its own failing check, or said to match no known mistake, with its first
+differing call. A mutant that errs where the student does not (a *conflict*) ranks below one that
+does not; a mutant whose designated test the code passes is not the code's mistake and is left out.
 
 Cost is bounded by sampling: at most ``MAX_PER_BATCH`` calls of a batch are compared (evenly
 spaced; a batch whose calls depend on each other, through a uniform source or an object, is
@@ -56,6 +58,7 @@ MAX_EXPENSIVE = 3
 MUTANT_LIMIT_S = 1.0  # a safety net only: the caps above keep the whole diagnosis near 0.3 s
 MAX_EXAMPLES = 2
 MAX_ENTRIES = 3
+EXPLAINS_TEST = 0.8  # a mutant explains a failing test when it answers so on this share of its calls
 
 _PLAIN_ARGS = (int, float, bool, str, bytes, type(None), tuple, list, np.ndarray, np.generic,
                RecordingSource)
@@ -273,15 +276,17 @@ def diagnose(module: Module, run: RunResult, recorder: Recorder) -> tuple[Diagno
                 if (id(p.batch), p.index) in ref_answers
                 and ref_answers[(id(p.batch), p.index)][0] == p.key]
     if not differing:
-        return tuple(entries + _fallback(module, run))
+        return tuple(entries + _explain(module, run, [], ref_answers, []))
     differing, agreeing = _affordable(differing, costs), _affordable(agreeing, costs, cheap=True)
     differing = [differing[i] for i in _evenly(len(differing), MAX_DIFFERING)]
     agreeing = [agreeing[i] for i in _evenly(len(agreeing), MAX_AGREEING)] if agreeing else []
     screen = ([differing[i] for i in _evenly(len(differing), SCREEN)],
               [agreeing[i] for i in _evenly(len(agreeing), SCREEN)] if agreeing else [])
+    passed = {t.name for t in run.tests if t.ok}
     screened = [(m, code, _match(m, fresh_module(m, code), plans, *screen, ref_answers, returns,
                                  alarm, quiet))
-                for m, code in _mutant_code(module.id)]
+                for m, code in _mutant_code(module.id)
+                if not passed.intersection(m.designated)]  # it fails a test the code passes
     screened = [x for x in screened if x[2] is not None and x[2].explains]
     screened.sort(key=lambda x: (-len(x[2].explains), x[2].conflicts))
     matches = [match for m, code, _ in screened[:SHORTLIST]
@@ -339,54 +344,77 @@ def _affordable(probes: list[tuple[Plan, Probe]], costs: dict[tuple[int, int], f
 
 def _explain(module: Module, run: RunResult, differing: list[tuple[Plan, Probe]],
              ref_answers: dict, matches: list[Match]) -> list[Diagnosis]:
-    """Greedy cover of the differing calls by mutants, best first."""
-    out: list[Diagnosis] = []
+    """The explanations, largest first: mutants that answer as the student did on (almost) all
+    of a failing test's differing calls explain that test (greedily, most calls first); a failing
+    test that no mutant explains is told by its failing check's own pitfall."""
     number = {id(p): j for j, (_, p) in enumerate(differing)}
     for m in matches:
         m.explains = {number[k] for k in m.explains if k in number}
-    left = set(range(len(differing)))
+    by_test: dict[str, set[int]] = {}
+    for j, (_, p) in enumerate(differing):
+        by_test.setdefault(p.test, set()).add(j)
     total = len(differing)
-    while left and len(out) < MAX_ENTRIES:
-        scored = [(len(m.explains & left), -m.conflicts, m) for m in matches if m.explains & left]
-        if not scored:
+
+    def expected(j: int) -> Result:
+        probe = differing[j][1]
+        return ref_answers[(id(probe.batch), probe.index)][1]
+
+    ranked: list[tuple[int, Diagnosis]] = []
+    left = set(by_test)
+    while left:
+        options = []
+        for m in matches:
+            tests = frozenset(t for t in left
+                              if len(m.explains & by_test[t]) >= EXPLAINS_TEST * len(by_test[t]))
+            if tests:
+                calls = frozenset(j for t in tests for j in m.explains & by_test[t])
+                options.append((len(calls), -m.conflicts, tests, calls, m))
+        if not options:
             break
-        best_count, best_conf, _ = max(scored, key=lambda s: (s[0], s[1]))
-        group = sorted((m for c, nc, m in scored if c == best_count and nc == best_conf),
-                       key=lambda m: (m.mutant.extended, m.mutant.id))
-        covered = group[0].explains & left
-        group = [m for m in group if m.explains & left == covered]
-        lead = group[0].mutant
+        best = max(options, key=lambda o: (o[0], o[1]))
+        group = sorted((o[4] for o in options if o[2] == best[2] and o[3] == best[3]
+                        and o[1] == best[1]), key=lambda m: (m.mutant.extended, m.mutant.id))
         pitfalls: list[int] = []
         for m in group:
             if m.mutant.pitfall not in pitfalls:
                 pitfalls.append(m.mutant.pitfall)
-        examples = [_example(differing[j][1], ref_answers[(id(differing[j][1].batch),
-                                                            differing[j][1].index)][1])
-                    for j in sorted(covered)[:MAX_EXAMPLES]]
-        out.append(_pitfall_entry(module, pitfalls, [m.mutant.id for m in group],
-                                  len(covered), total, examples))
-        left -= covered
-    if left:
-        first = differing[min(left)][1]
-        example = _example(first, ref_answers[(id(first.batch), first.index)][1])
-        calls = f"{len(left)} call{'s' if len(left) != 1 else ''}"
-        if out:
-            out.append(Diagnosis("unexplained", f"{calls} where your code differs from the "
-                                 f"contract match no known mistake; first: {example}",
-                                 differing=total, evidence=(example,)))
-            return out
-        check = next((t for t in run.failures() if t.category == "wrong" and t.pitfall), None)
-        text = (f"your code differs from the contract on {calls}, and no known mistake answers "
-                f"as it does call for call; first: {example}")
-        if check is None:
-            out.append(Diagnosis("unexplained", text, differing=total, evidence=(example,)))
-        else:  # the failing check still knows what it checks
-            label = module.pitfall_label(check.pitfall)
-            text += (f". The first failing check, {check.name}, points at {label} "
-                     f"({_short(module.pitfall_text(check.pitfall))})")
-            out.append(Diagnosis("failed", text, pitfall=check.pitfall, label=label,
-                                 differing=total, evidence=(example,)))
-    return out
+        shown = sorted(best[3])[:MAX_EXAMPLES]
+        examples = [_example(differing[j][1], expected(j)) for j in shown]
+        ranked.append((best[0], _pitfall_entry(module, pitfalls, [m.mutant.id for m in group],
+                                               best[0], total, examples)))
+        left -= best[2]
+    tests = {t.name: t for t in run.failures()}
+    told: dict[int | None, list[str]] = {}
+    for name in [t.name for t in run.failures() if t.name in left or t.name not in by_test]:
+        if tests[name].category == "wrong":
+            told.setdefault(tests[name].pitfall, []).append(name)
+    for pitfall, names in told.items():
+        calls = sorted(j for n in names for j in by_test.get(n, ()))
+        example = _example(differing[calls[0]][1], expected(calls[0])) if calls else ""
+        ranked.append((len(calls), _check_entry(module, pitfall, [tests[n] for n in names],
+                                                len(calls), total, example)))
+    ranked.sort(key=lambda r: -r[0])  # stable: among equals, mutants first, then test order
+    return [d for _, d in ranked[:MAX_ENTRIES + 1]]
+
+
+def _check_entry(module: Module, pitfall: int | None, tests: list, calls: int, total: int,
+                 example: str) -> Diagnosis:
+    """Failing tests no mutant explains, told by what their failing check checks."""
+    first = tests[0]
+    message = first.message.strip().splitlines()[0] if first.message.strip() else ""
+    names = ", ".join(t.name for t in tests[:3]) + (", ..." if len(tests) > 3 else "")
+    where = f" on {calls} call{'s' if calls != 1 else ''}" if calls else ""
+    differs = (f"your code differs from the contract{where} in {names}, and no known mistake "
+               "answers as it does call for call")
+    if pitfall is None:
+        text = f"{differs}; " + (f"first: {example}" if example else f"the check says: {message}")
+        return Diagnosis("unexplained", text, differing=total,
+                         evidence=(example or message,))
+    label = module.pitfall_label(pitfall)
+    text = (f"{first.name} fails where {label} ({_short(module.pitfall_text(pitfall))}) shows: "
+            f"{message}" + (f" ({differs})" if calls else ""))
+    return Diagnosis("failed", text, pitfall=pitfall, label=label, differing=total,
+                     evidence=tuple(x for x in (example, message) if x))
 
 
 def _pitfall_entry(module: Module, pitfalls: Sequence[int], mutants: list[str], explained: int,
@@ -410,6 +438,7 @@ def _category_entries(run: RunResult) -> list[Diagnosis]:
         if t.category in CATEGORY_WORDS and t.category not in seen:
             seen.add(t.category)
             first = t.message.strip().splitlines()[0] if t.message.strip() else t.outcome.value
+            first = first.removeprefix("not implemented yet: ")
             where = ""
             if t.frames:
                 f = t.frames[-1]
@@ -417,18 +446,3 @@ def _category_entries(run: RunResult) -> list[Diagnosis]:
             out.append(Diagnosis(t.category, f"{CATEGORY_WORDS[t.category]} in {t.name}: "
                                  f"{first}{where}", evidence=(first,)))
     return out
-
-
-def _fallback(module: Module, run: RunResult) -> list[Diagnosis]:
-    """A failure without a differing call to compare (a sampled law, a draw count): its check."""
-    for t in run.failures():
-        if t.category == "wrong":
-            first = t.message.strip().splitlines()[0] if t.message.strip() else ""
-            if t.pitfall is not None:
-                text = (f"{t.name} failed, which is {module.pitfall_label(t.pitfall)} "
-                        f"({_short(module.pitfall_text(t.pitfall))}): {first}")
-            else:
-                text = f"{t.name} failed, and no known mistake explains it: {first}"
-            return [Diagnosis("failed", text, pitfall=t.pitfall,
-                              label=module.pitfall_label(t.pitfall), evidence=(first,))]
-    return []

@@ -123,7 +123,10 @@ def expected_words(result: Any) -> str:
 
 def _show(value: Any) -> str:
     if isinstance(value, np.ndarray):
-        return np.array2string(value, separator=", ", precision=17, threshold=12)
+        items = value.reshape(-1).tolist()
+        shown = ", ".join(repr(v) for v in items[:12]) + (", ..." if len(items) > 12 else "")
+        dtype = "" if value.dtype == np.float64 and value.ndim == 1 else f", dtype={value.dtype}"
+        return f"[{shown}]{dtype}"
     if isinstance(value, tuple):
         return "(" + ", ".join(_show(v) for v in value) + ("," if len(value) == 1 else "") + ")"
     if isinstance(value, (np.bool_,)):
@@ -139,7 +142,11 @@ def _show(value: Any) -> str:
 
 
 def call_text(fn: str, args: tuple) -> str:
-    """``speculative_step([0.5, ...], ..., 1, 0.75, 0.25)`` with a scripted source's uniforms."""
+    """``speculative_step([0.5, ...], ..., 1, 0.75, 0.25)`` with a scripted source's uniforms;
+    a method call as ``PCG32(...).next_u32()``, the object by its class."""
+    if "." in fn and args:
+        cls, method = fn.split(".", 1)
+        return f"{cls}(...).{method}({show_args(args[1:])})"
     shown = show_args(args)
     if len(shown) > 300:
         shown = shown[:300] + "..."

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from harness.model import Outcome, RunResult, TestResult
+from harness.model import WRONG, Diagnosis, Outcome, RunResult, TestResult
 from harness.report.escape import UNSAFE, printable
 
 # Plain markers (no emoji): they read the same in a terminal, a CI log and a step summary.
@@ -36,19 +36,78 @@ def summary_line(result: RunResult) -> str:
     return f"{result.module}: {counts} (verdict: {result.verdict})"
 
 
+# Where the pitfalls that are not the chapter's are listed.
+OWN_PITFALLS = "ol's own, listed by `ol tests MODULE`"
+MAX_OUTPUT_LINES = 20
+
+
 def pitfall_line(test: TestResult) -> str:
     """``see pitfall N: <text>``, or ``""`` when the result names no pitfall."""
     if test.pitfall is None:
         return ""
-    text = test.pitfall_text or f"pitfall {test.pitfall}"
-    return f"see pitfall {test.pitfall}: {text}"
+    label = test.pitfall_label or f"pitfall {test.pitfall}"
+    text = test.pitfall_text or label
+    own = f" ({OWN_PITFALLS})" if label.startswith("ol ") else ""
+    return f"see {label}{own}: {text}"
+
+
+def category_line(test: TestResult) -> str:
+    """A failure that is no wrong answer says so, instead of naming a pitfall."""
+    words = {
+        "raised": "your code raised an exception of its own (a bug in the code, not a pitfall)",
+        "crashed": "your code crashed (no pitfall applies)",
+        "exited": "your code tried to exit the interpreter (no pitfall applies)",
+        "timeout": "your code did not finish in time (no pitfall applies)",
+        "not_implemented": "this part of your code is not written yet",
+    }
+    return words.get(test.category, "") if test.category and test.category != WRONG else ""
+
+
+def evidence_lines(test: TestResult) -> list[str]:
+    """The student's own evidence: where their code raised, and what it printed (capped)."""
+    lines: list[str] = []
+    if test.frames:
+        lines.append("where your code raised (most recent call last):")
+        for f in test.frames:
+            lines.append(f"  {f.file}:{f.line} in {f.function}")
+            if f.source:
+                lines.append(f"    {f.source}")
+    if test.output:
+        shown = test.output.splitlines()
+        more = len(shown) - MAX_OUTPUT_LINES
+        lines.append("your code printed:")
+        lines += [f"  | {line}" for line in shown[:MAX_OUTPUT_LINES]]
+        if more > 0 or test.output_dropped:
+            dropped = f"{more} more lines" if more > 0 else ""
+            chars = f"{test.output_dropped} more characters" if test.output_dropped else ""
+            lines.append(f"  ({' and '.join(x for x in (dropped, chars) if x)} not shown)")
+    return lines
 
 
 def failure_text(test: TestResult) -> str:
-    """The message, then the pitfall line: the whole story of one failure."""
+    """The message, the pitfall (or plain category) line, then the student's own evidence."""
     message = test.message.rstrip() or f"{test.outcome.value} (no message was recorded)"
-    line = pitfall_line(test)
-    return f"{message}\n{line}" if line else message
+    lines = [message]
+    line = pitfall_line(test) or category_line(test)
+    if line:
+        lines.append(line)
+    lines += evidence_lines(test)
+    return "\n".join(lines)
+
+
+def diagnosis_lines(result: RunResult) -> list[str]:
+    """``diagnosis:`` and one item per explanation, best first (``[]`` when there is none)."""
+    if not result.diagnosis:
+        return []
+    lines = ["diagnosis:"]
+    for n, d in enumerate(result.diagnosis, 1):
+        lines.append(f"  {n}. {d.text}")
+        lines += [f"     also: {e}" for e in d.evidence[1:]]
+    return lines
+
+
+def diagnosis_headline(d: Diagnosis) -> str:
+    return d.text
 
 
 def milliseconds(seconds: float) -> str:

@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 
 from harness.model import Outcome, RunResult, TestResult
-from harness.report.common import failure_text, summary_line
+from harness.report.common import diagnosis_lines, failure_text, summary_line
 from harness.report.escape import printable
 
 SUITES_NAME = "ol"
@@ -63,7 +63,8 @@ def _suite(result: RunResult) -> ET.Element:
         ET.SubElement(props, "property", {"name": key, "value": _clean(value)})
     for test in result.tests:
         suite.append(_case(result, test))
-    out = "\n".join([*(f"note: {n}" for n in result.notes), summary_line(result)])
+    out = "\n".join([*diagnosis_lines(result), *(f"note: {n}" for n in result.notes),
+                     summary_line(result)])
     ET.SubElement(suite, "system-out").text = _clean(out)
     return suite
 

@@ -12,6 +12,7 @@ import re
 from harness.model import RunResult, TestResult
 from harness.report.common import (
     MARKERS,
+    evidence_lines,
     md_cell,
     md_code,
     milliseconds,
@@ -36,6 +37,9 @@ def to_markdown(result: RunResult) -> str:
         pitfall = str(t.pitfall) if t.pitfall is not None and not t.ok else ""
         lines.append(f"| `{md_code(t.name)}` | {t.kind.value} | {MARKERS[t.outcome]} | "
                      f"{milliseconds(t.duration_s)} | {pitfall} |")
+    if result.diagnosis:
+        lines += ["", "**Diagnosis**", ""]
+        lines += [f"- {md_cell(d.text)}" for d in result.diagnosis]
     for t in result.failures():
         lines += ["", *_details(t)]
     if result.notes:
@@ -57,6 +61,10 @@ def _details(test: TestResult) -> list[str]:
     line = pitfall_line(test)
     if line:
         out += ["", md_cell(line)]
+    evidence = printable("\n".join(evidence_lines(test)))
+    if evidence:
+        fence = "`" * max(3, _longest_backtick_run(evidence) + 1)
+        out += ["", f"{fence}text", evidence, fence]
     return out + ["", "</details>"]
 
 

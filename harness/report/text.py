@@ -13,6 +13,7 @@ from harness.course import Module
 from harness.errors import HarnessError
 from harness.model import CaseInfo, RunResult, TestResult
 from harness.report.common import (
+    diagnosis_lines,
     failure_text,
     json_text,
     md_cell,
@@ -38,6 +39,8 @@ def test_line(test: TestResult, width: int) -> str:
 def failures_and_summary(result: RunResult) -> str:
     """A block per failure, the notes, then the summary line (what follows the test lines)."""
     lines: list[str] = []
+    if result.diagnosis:
+        lines += ["", *diagnosis_lines(result)]
     for t in result.failures():
         lines += ["", f"{t.outcome.value.upper()}: {t.name} ({t.kind.value})"]
         # Escaped before the split: a carriage return or a form feed is shown, not a line break.
@@ -94,22 +97,45 @@ def _catalog_text(module: Module, infos: list[CaseInfo]) -> str:
     return "\n".join([head, rung_line(module), "", *table, *_pitfall_legend(module, infos)]) + "\n"
 
 
+DIAGNOSIS_NOTE = (
+    "When a test fails, `ol check` prints a diagnosis first: it replays the calls where your code "
+    "answered differently from the contract on ol's own copies of the mistakes below (its mutant "
+    "library), and names the mistake that answers exactly as your code did, with an example call. "
+    "A crash, an exit, a time-out or an unwritten function names no pitfall.")
+
+
+def pitfall_groups(module: Module) -> list[tuple[str, list[int]]]:
+    """The module's pitfalls: the chapter's section 5 table, then ol's own."""
+    numbers = sorted(module.pitfalls)
+    chapter = [p for p in numbers if module.is_chapter_pitfall(p)]
+    own = [p for p in numbers if not module.is_chapter_pitfall(p)]
+    groups = []
+    if chapter:
+        groups.append(("the chapter's pitfalls (its section 5)", chapter))
+    if own:
+        groups.append(("ol's own pitfalls (not in the chapter's table; shown as \"ol pitfall N\")",
+                       own))
+    return groups
+
+
 def _pitfall_legend(module: Module, infos: list[CaseInfo]) -> list[str]:
-    used = sorted({p for i in infos for p in i.pitfalls})
-    if not used:
-        return []
-    return ["", "pitfalls:"] + [f"  {p}. {module.pitfall_text(p)}" for p in used]
+    lines: list[str] = []
+    for title, numbers in pitfall_groups(module):
+        lines += ["", f"{title}:"] + [f"  {p}. {module.pitfall_text(p)}" for p in numbers]
+    return lines + ["", DIAGNOSIS_NOTE] if lines else lines
 
 
 def _catalog_json(module: Module, infos: list[CaseInfo]) -> str:
-    used = sorted({p for i in infos for p in i.pitfalls})
     doc = {
         "module": module.id,
         "title": module.title,
         "rung": module.rung,
         "rung_text": RUNGS.get(module.rung, ""),
         "tests": [i.to_json() for i in infos],
-        "pitfalls": {str(p): module.pitfall_text(p) for p in used},
+        "pitfalls": {str(p): module.pitfall_text(p) for p in sorted(module.pitfalls)},
+        "pitfall_labels": {str(p): module.pitfall_label(p) for p in sorted(module.pitfalls)},
+        "chapter_pitfalls": module.chapter_pitfalls,
+        "diagnosis": DIAGNOSIS_NOTE,
     }
     return json_text(doc)
 
@@ -120,8 +146,9 @@ def _catalog_markdown(module: Module, infos: list[CaseInfo]) -> str:
     for info in infos:
         name, kind, checks, why, pitfalls = _row(info)
         lines.append(f"| `{name}` | {kind} | {md_cell(checks)} | {md_cell(why)} | {pitfalls} |")
-    used = sorted({p for i in infos for p in i.pitfalls})
-    if used:
-        lines += ["", "Pitfalls:", ""]
-        lines += [f"- pitfall {p}: {md_cell(module.pitfall_text(p))}" for p in used]
+    for title, numbers in pitfall_groups(module):
+        lines += ["", f"{md_cell(title[0].upper() + title[1:])}:", ""]
+        lines += [f"- {module.pitfall_label(p)}: {md_cell(module.pitfall_text(p))}" for p in numbers]
+    if module.pitfalls:
+        lines += ["", md_cell(DIAGNOSIS_NOTE)]
     return "\n".join(lines) + "\n"

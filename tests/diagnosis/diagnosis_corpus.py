@@ -1,0 +1,63 @@
+"""The corpus of independently written implementations (tests/diagnosis/corpus/<module>/*.py).
+
+Each file is a whole module file as a student would submit it, written from the chapter and the
+contracts only (never from ol's reference or mutants), with a header saying what it should get:
+
+    # expect: pitfall 1             one mistake: the top diagnosis names pitfall 1
+    # expect: ol pitfall 3          the same, for a pitfall that is ol's own
+    # expect: pitfalls 1, 12        two mistakes: the diagnosis names both
+    # expect: correct               passes every test
+    # expect: crashed | raised | timeout | not implemented    a plain category, no pitfall
+    # passes-today                  a blind spot of the catalog (a wrong file that passes)
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+CORPUS = Path(__file__).resolve().parent / "corpus"
+CATEGORIES = {"crashed": "crashed", "raised": "raised", "timeout": "timeout",
+              "not implemented": "not_implemented", "exited": "exited"}
+
+
+@dataclass(frozen=True)
+class Entry:
+    module: str
+    path: Path
+    verdict: str  # "pass" | "fail"
+    pitfalls: tuple[int, ...] = ()
+    category: str = ""
+    passes_today: bool = False
+    min_python: tuple[int, int] | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.module}/{self.path.stem}"
+
+
+def _parse(module: str, path: Path) -> Entry:
+    head = path.read_text(encoding="utf-8").splitlines()[:12]
+    expect = next(line.split(":", 1)[1].strip() for line in head if line.startswith("# expect:"))
+    passes_today = any(line.startswith("# passes-today") for line in head)
+    version = re.search(r"\(python >= (\d+)\.(\d+)\)", expect)
+    min_python = (int(version.group(1)), int(version.group(2))) if version else None
+    expect = re.sub(r"\(.*?\)", "", expect).strip()
+    if expect == "correct":
+        return Entry(module, path, "pass")
+    if expect in CATEGORIES:
+        return Entry(module, path, "fail", category=CATEGORIES[expect])
+    numbers = tuple(int(n) for n in re.findall(r"\d+", expect))
+    assert numbers, f"{path}: cannot read the expectation {expect!r}"
+    return Entry(module, path, "fail", numbers, passes_today=passes_today, min_python=min_python)
+
+
+def entries(module: str) -> list[Entry]:
+    folder = CORPUS / module
+    return [_parse(module, p) for p in sorted(folder.glob("*.py"))] if folder.is_dir() else []
+
+
+def applies(entry: Entry) -> bool:
+    return entry.min_python is None or sys.version_info[:2] >= entry.min_python
