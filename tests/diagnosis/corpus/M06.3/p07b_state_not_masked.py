@@ -1,0 +1,33 @@
+# expect: ol pitfall 7
+# style: plain; masks only the output word
+# bug: I never reduce the state mod 2**64, Python ints just keep growing
+import numpy as np
+
+
+class PCG32:
+    def __init__(self, seed, stream=54):
+        for v in (seed, stream):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise ValueError("seed and stream must be integers")
+            if not 0 <= int(v) < 2**64:
+                raise ValueError("seed and stream must be in [0, 2**64)")
+        self.inc = (int(stream) << 1) | 1
+        self.state = 0
+        self._step()
+        self.state = self.state + int(seed)
+        self._step()
+
+    def _step(self):
+        self.state = self.state * 6364136223846793005 + self.inc
+
+    def next_u32(self):
+        old = self.state
+        self._step()
+        xorshifted = (((old >> 18) ^ old) >> 27) & 0xFFFFFFFF
+        rot = (old >> 59) & 31
+        return ((xorshifted >> rot) | (xorshifted << ((-rot) & 31))) & 0xFFFFFFFF
+
+    def uniform(self):
+        a = self.next_u32() >> 5
+        b = self.next_u32() >> 6
+        return (a * 2**26 + b) / 2**53

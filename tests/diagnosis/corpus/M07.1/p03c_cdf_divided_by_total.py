@@ -1,0 +1,23 @@
+# expect: ol pitfall 3
+# style: numpy cumsum, normalised CDF
+# bug: I divide the CDF by its last entry so it ends at exactly 1.0
+import numpy as np
+
+
+def sample_categorical(probs, u):
+    p = np.asarray(probs)
+    if p.dtype.kind not in "iuf" or p.ndim != 1 or p.size == 0:
+        raise ValueError("probs must be a non-empty 1-D array of numbers")
+    p = p.astype(np.float64)
+    if not np.all(np.isfinite(p)) or np.any(p < 0):
+        raise ValueError("probs must be finite and >= 0")
+    c = np.cumsum(p)
+    if abs(c[-1] - 1.0) > 1e-9:
+        raise ValueError("probs must sum to 1")
+    if np.ndim(u) != 0 or np.asarray(u).dtype.kind not in "iuf" or not (0 <= float(u) < 1):
+        raise ValueError("u must be a number in [0, 1)")
+    c = c / c[-1]
+    i = int(np.searchsorted(c, float(u), side="right"))
+    if i == p.size:
+        i = int(np.nonzero(p)[0][-1])
+    return i

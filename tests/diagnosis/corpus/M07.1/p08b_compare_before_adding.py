@@ -1,0 +1,46 @@
+# expect: ol pitfall 8
+# style: plain loop; compares, then adds
+# bug: I test u < c before adding p_i, so I compare with c_(i-1)
+import math
+
+import numpy as np
+
+
+def _check(probs, u):
+    if isinstance(probs, np.ndarray) and probs.ndim != 1:
+        raise ValueError("probs must be 1-D")
+    vals = []
+    for p in list(probs):
+        if isinstance(p, (bool, np.bool_)) or not isinstance(p, (int, float, np.integer, np.floating)):
+            raise ValueError("probs must contain real numbers")
+        p = float(p)
+        if not math.isfinite(p) or p < 0:
+            raise ValueError("probs must be finite and non-negative")
+        vals.append(p)
+    if not vals:
+        raise ValueError("probs is empty")
+    total = 0.0
+    for p in vals:
+        total += p
+    if abs(total - 1.0) > 1e-9:
+        raise ValueError("probs does not sum to 1")
+    if isinstance(u, (bool, np.bool_)) or not isinstance(u, (int, float, np.integer, np.floating)):
+        raise ValueError("u must be a real number")
+    u = float(u)
+    if not (0.0 <= u < 1.0):
+        raise ValueError("u must be in [0, 1)")
+    return vals, u
+
+
+
+def sample_categorical(probs, u):
+    vals, u = _check(probs, u)
+    c = 0.0
+    last = -1
+    for i, p in enumerate(vals):
+        if p > 0:
+            last = i
+            if u < c:
+                return i
+        c += p
+    return last
