@@ -25,20 +25,27 @@ COMMANDS = {
     "check_reference": ["check", "M07.6", "--target", "reference"],
     "check_isolated": ["check", "M07.6", "--workspace", "reference"],
     "lab": ["lab", "M07.6", "--out", "{tmp}"],
+    # A failing check (the chapter's pitfall 1), with and without its diagnosis.
+    "check_failing": ["check", "M07.6", "--target", "s01"],
+    "check_failing_undiagnosed": ["check", "M07.6", "--target", "s01", "--no-diagnosis"],
 }
+EXIT_CODES = {"check_failing": 1, "check_failing_undiagnosed": 1}  # the others exit 0
+DIFFERENCES = [
+    ("check_failing", "check_failing_undiagnosed", "the diagnosis of a failing check (seconds)", 0.5),
+]
 RATIOS = [
     ("check_isolated", "check_reference", "isolated check / in-process check", 1.2),
     ("lab", "check_reference", "lab (all mutants) / one in-process check", 5.0),
 ]
 
 
-def time_once(args: list[str], tmp: str) -> float:
+def time_once(args: list[str], tmp: str, expected: int = 0) -> float:
     cmd = [sys.executable, "-m", "harness", *[a.format(tmp=tmp) for a in args]]
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                           check=False)
     elapsed = time.perf_counter() - start
-    if proc.returncode != 0:
+    if proc.returncode != expected:
         raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()}")
     return elapsed
 
@@ -52,7 +59,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(opts.repeat):
             for name in opts.only:
-                times[name].append(time_once(COMMANDS[name], tmp))
+                times[name].append(time_once(COMMANDS[name], tmp, EXIT_CODES.get(name, 0)))
     med = {name: statistics.median(v) for name, v in times.items()}
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
     print(f"medians of {opts.repeat} runs (wall seconds, fresh process each)\n")
@@ -67,6 +74,11 @@ def main() -> int:
             ratio = med[a] / med[b]
             verdict = "within" if ratio <= target else "OVER"
             print(f"- {label}: {ratio:.2f} ({verdict} the target of {target})")
+    for a, b, label, target in DIFFERENCES:
+        if a in med and b in med:
+            extra = med[a] - med[b]
+            verdict = "within" if extra <= target else "OVER"
+            print(f"- {label}: +{extra:.2f} ({verdict} the target of {target})")
     return 0
 
 

@@ -188,7 +188,8 @@ def cmd_check(args: argparse.Namespace) -> int:
              + (" with the reference dependencies" if args.ref_deps else ""))
     else:
         _out(f"ol check {module.id}: target {target}")
-    request = CheckRequest(module.id, args.workspace, target, args.ref_deps, args.pattern, limits)
+    request = CheckRequest(module.id, args.workspace, target, args.ref_deps, args.pattern, limits,
+                           diagnose=getattr(args, "diagnose", True))
     result = run_check(request, ws, _line_printer(module))
     sys.stdout.write(failures_and_summary(result))
     _write_check_reports(args, result)

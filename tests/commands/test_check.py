@@ -119,7 +119,10 @@ def test_check_against_a_mutant_names_its_pitfall(module_id, capsys):
     assert test in mutant.designated
     assert main(["check", module_id, "--target", "s01", "-k", test]) == 1
     out = capsys.readouterr().out
-    pitfall = load_course().module(module_id).pitfall_text(mutant.pitfall)
-    assert f"see pitfall {mutant.pitfall}: {pitfall}\n" in out
+    module = load_course().module(module_id)
+    pitfall, label = module.pitfall_text(mutant.pitfall), module.pitfall_label(mutant.pitfall)
+    own = "" if module.is_chapter_pitfall(mutant.pitfall) else " (ol's own, listed by `ol tests MODULE`)"
+    assert f"see {label}{own}: {pitfall}\n" in out
+    assert out.index("diagnosis:") < out.index("FAILED:")  # the diagnosis comes first
     for text in says:
         assert text in out

@@ -1,4 +1,4 @@
-# expect: crashed
+# expect: exited
 # style: math module + numbers, reduce sums (base: correct_math.py)
 # bug: sys.exit instead of raise when the envelope fails (SystemExit escapes every except ValueError)
 import math
