@@ -106,8 +106,8 @@ def test_a_workspace_with_a_chapter_bug_fails_its_designated_test(mutant, tmp_pa
 # ``ol check <module> --target s01 -k <test>``: s01's designated test, and what its failure says.
 S01_CHECK = {
     "M06.3": ("test_published_vector",
-              ["the multiplier 1442695040888963407", "see pitfall 1: the wrong LCG multiplier"]),
-    "M07.1": ("test_boundary_goes_to_next_positive_id", ["see pitfall 1: u <= c_i instead of u < c_i"]),
+              ["the multiplier 1442695040888963407", "see ol pitfall 1 (ol's own, listed by `ol tests MODULE`): the wrong LCG multiplier"]),
+    "M07.1": ("test_boundary_goes_to_next_positive_id", ["see ol pitfall 1 (ol's own, listed by `ol tests MODULE`): u <= c_i instead of u < c_i"]),
     "M07.6": ("test_accept_is_strict", ["see pitfall 1: accepting on u <= r"]),
 }
 
