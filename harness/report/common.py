@@ -36,18 +36,17 @@ def summary_line(result: RunResult) -> str:
     return f"{result.module}: {counts} (verdict: {result.verdict})"
 
 
-# Where the pitfalls that are not the chapter's are listed.
-OWN_PITFALLS = "ol's own, listed by `ol tests MODULE`"
 MAX_OUTPUT_LINES = 20
 
 
-def pitfall_line(test: TestResult) -> str:
-    """``see pitfall N: <text>``, or ``""`` when the result names no pitfall."""
+def pitfall_line(test: TestResult, module: str = "MODULE") -> str:
+    """``see pitfall N: <text>`` (``see ol pitfall N (ol's own, ...)`` for one not in the
+    chapter's table), or ``""`` when the result names no pitfall."""
     if test.pitfall is None:
         return ""
     label = test.pitfall_label or f"pitfall {test.pitfall}"
     text = test.pitfall_text or label
-    own = f" ({OWN_PITFALLS})" if label.startswith("ol ") else ""
+    own = f" (ol's own, listed by `ol tests {module}`)" if label.startswith("ol ") else ""
     return f"see {label}{own}: {text}"
 
 
@@ -84,11 +83,11 @@ def evidence_lines(test: TestResult) -> list[str]:
     return lines
 
 
-def failure_text(test: TestResult) -> str:
+def failure_text(test: TestResult, module: str = "MODULE") -> str:
     """The message, the pitfall (or plain category) line, then the student's own evidence."""
     message = test.message.rstrip() or f"{test.outcome.value} (no message was recorded)"
     lines = [message]
-    line = pitfall_line(test) or category_line(test)
+    line = pitfall_line(test, module) or category_line(test)
     if line:
         lines.append(line)
     lines += evidence_lines(test)

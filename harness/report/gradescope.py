@@ -21,7 +21,7 @@ def to_gradescope(result: RunResult) -> str:
         "score": result.passed,
         "max_score": len(result.tests),
         "output": _overall(result),
-        "tests": [_test(t) for t in result.tests],
+        "tests": [_test(t, result.module) for t in result.tests],
     }
     return json_text(doc)
 
@@ -32,12 +32,12 @@ def _overall(result: RunResult) -> str:
     return printable("\n".join(lines))
 
 
-def _test(test: TestResult) -> dict[str, object]:
+def _test(test: TestResult, module: str) -> dict[str, object]:
     return {
         "name": printable(f"{test.name} ({test.kind.value})"),
         "score": 1 if test.ok else 0,
         "max_score": 1,
         "status": "passed" if test.ok else "failed",
-        "output": "" if test.ok else printable(f"{MARKERS[test.outcome]}: {failure_text(test)}"),
+        "output": "" if test.ok else printable(f"{MARKERS[test.outcome]}: {failure_text(test, module)}"),
         "visibility": VISIBILITY,
     }

@@ -78,7 +78,7 @@ def _case(result: RunResult, test: TestResult) -> ET.Element:
     if test.ok:
         return case
     tag = "error" if test.outcome in ERROR_OUTCOMES else "failure"
-    text = _clean(failure_text(test))
+    text = _clean(failure_text(test, result.module))
     ET.SubElement(case, tag, {"message": _headline(text), "type": test.outcome.value}).text = text
     return case
 

@@ -41,13 +41,13 @@ def to_markdown(result: RunResult) -> str:
         lines += ["", "**Diagnosis**", ""]
         lines += [f"- {md_cell(d.text)}" for d in result.diagnosis]
     for t in result.failures():
-        lines += ["", *_details(t)]
+        lines += ["", *_details(t, result.module)]
     if result.notes:
         lines += ["", *(f"> note: {md_cell(n)}" for n in result.notes)]
     return "\n".join(lines) + "\n"
 
 
-def _details(test: TestResult) -> list[str]:
+def _details(test: TestResult, module: str) -> list[str]:
     message = printable(test.message.rstrip() or f"{test.outcome.value} (no message was recorded)")
     fence = "`" * max(3, _longest_backtick_run(message) + 1)
     out = [
@@ -58,7 +58,7 @@ def _details(test: TestResult) -> list[str]:
         message,
         fence,
     ]
-    line = pitfall_line(test)
+    line = pitfall_line(test, module)
     if line:
         out += ["", md_cell(line)]
     evidence = printable("\n".join(evidence_lines(test)))

@@ -44,7 +44,7 @@ def failures_and_summary(result: RunResult) -> str:
     for t in result.failures():
         lines += ["", f"{t.outcome.value.upper()}: {t.name} ({t.kind.value})"]
         # Escaped before the split: a carriage return or a form feed is shown, not a line break.
-        lines += [f"    {line}".rstrip() for line in printable(failure_text(t)).splitlines()]
+        lines += [f"    {line}".rstrip() for line in printable(failure_text(t, result.module)).splitlines()]
     if result.notes:
         lines.append("")
         lines += [f"note: {note}" for note in result.notes]
