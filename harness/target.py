@@ -5,7 +5,9 @@ one call path ``harness.sandbox.invoke``; a worker's replies cross as plain data
 (``codec.decode_reply``). Every reply then passes the same contract checks here: return types,
 arguments changed in place, results that alias an argument. A test never learns which kind of target it calls. Anything that looks like an
 escape (exit, crash, time-out, malformed data) is recorded, and the runner fails the test
-whatever the test itself concluded: verdicts fail closed.
+whatever the test itself concluded: verdicts fail closed. Where the code raised
+(``RemoteError.frames``, on ``TargetError.remote`` and a rebuilt exception's ``ol_remote``) is
+kept for the student's report.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from harness.sandbox.codec import Handle, Opaque, RemoteError, Reply
+from harness.sandbox.frames import Files, exactly
 from harness.sandbox.invoke import RETURNED, answer, call, invoke
 from harness.sources import RecordingSource
 
@@ -315,6 +318,7 @@ class InProcessTarget(Target):
                  returns: dict[str, str]) -> None:
         super().__init__(label, functions, returns)
         self.module = module
+        self._files = _own_file(module)
 
     def _resolve(self, fn: str) -> Any:
         if "." not in fn:
@@ -334,7 +338,7 @@ class InProcessTarget(Target):
             # Fresh copies, as an isolated worker gets: the test's own data stays untouched.
             args = tuple(a.copy() if isinstance(a, np.ndarray) else
                          list(a) if type(a) is list else a for a in args)
-            replies.append(invoke(func, args, kwargs, IN_PROCESS_PASSTHROUGH))
+            replies.append(invoke(func, args, kwargs, IN_PROCESS_PASSTHROUGH, files=self._files))
         return replies
 
     def map(self, fn: str, calls: Sequence[tuple], **kwargs: Any) -> list[Result]:
@@ -359,8 +363,20 @@ class InProcessTarget(Target):
             if status == RETURNED and _plain(value) and fits(value):
                 append(Result(args, value=value))
                 continue
-            append(self._check(fn, args, {}, answer(status, value, args)))
+            append(self._check(fn, args, {}, answer(status, value, args, self._files)))
         return results
+
+
+def _own_file(module: ModuleType) -> Files | None:
+    """The frames of the module's own file: a mutant's compiled name (``<mutant s01: ...>``) as it
+    is, a file on disk by its path below ``sys.path`` (``tinyllm/prob/rejection.py``)."""
+    filename = getattr(module, "__file__", None)
+    if not isinstance(filename, str):
+        return None
+    if filename.startswith("<"):
+        return exactly(filename, filename)
+    depth = len(getattr(module, "__name__", "").split("."))
+    return exactly(filename, "/".join(filename.split("/")[-depth:]))
 
 
 # Arguments a call cannot change in place (a tuple of numbers cannot be edited), and results

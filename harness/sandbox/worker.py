@@ -10,8 +10,8 @@ Order matters, because the student's code runs in this process:
    its own (this process stays outside as a shim that mirrors how PID 1 ends), dropped
    capabilities and ``no_new_privs`` (cgroup and namespaces need root; without them the worker
    runs with the limits only, and says so in its ``ready`` message);
-2. the harness functions this loop needs are captured (``harness.sandbox.codec`` and ``invoke``,
-   ``harness.sources``)
+2. the harness functions this loop needs are captured (``harness.sandbox.codec``, ``invoke``
+   and ``frames``, ``harness.sources``)
    with only the repository root on ``sys.path``, then the harness's modules are dropped from
    ``sys.modules``, so a student package named ``harness`` or a monkey-patch of what
    ``sys.modules`` holds cannot replace what the loop already holds (``_forget_harness``);
@@ -20,10 +20,10 @@ Order matters, because the student's code runs in this process:
 4. requests are served until the request pipe closes.
 
 Messages are length-prefixed JSON (4 bytes, big-endian) on two pipes of their own; the student's
-stdout and stderr go to a third pipe the parent drains and caps. A request arrives in frames (the
-calls, piece by piece); replies stream back in chunks (every ``CHUNK_CALLS`` calls or ``CHUNK_S``
-seconds, repeated small replies sent once), and the index of the call in progress is kept in a
-shared 16-byte page so the parent can name a call that hangs.
+stdout and stderr go to a third pipe the parent drains and caps. An exception's reply carries its frames in the student's files (``harness.sandbox.frames``). A
+request arrives in frames (the calls, piece by piece); replies stream back in chunks (every
+``CHUNK_CALLS`` calls or ``CHUNK_S`` seconds, repeated small replies sent once), and the index of
+the call in progress is kept in a shared 16-byte page so the parent can name a call that hangs.
 Nothing here is trusted by the parent: it decodes every reply as plain data and fails closed.
 """
 
@@ -297,11 +297,12 @@ _NUMBERS = (float, int, bool)  # what a request's JSON numbers decode to
 class Server:
     """Answers ``call`` requests with the harness functions captured before the student's import."""
 
-    def __init__(self, channel: object, progress_fd: int) -> None:
+    def __init__(self, channel: object, progress_fd: int, python_dir: str) -> None:
         from harness import sources
-        from harness.sandbox import codec, invoke
+        from harness.sandbox import codec, frames, invoke
 
         self.channel = channel
+        self.files = frames.under(python_dir)  # the staged copy the student's module runs from
         self.decode, self.encode_error = codec.decode, codec.encode_error
         self.invoke, self.invoke_immutable = invoke.invoke_encoded, invoke.invoke_immutable
         self.source_from_spec, self.draw_count = sources.source_from_spec, sources.draw_count
@@ -374,7 +375,7 @@ class Server:
             return {"status": "raised", "error": self.encode_error(missing), "mutated": [],
                     "draws": [0 for _ in sources]}
         before = [self.draw_count(s) for s in sources]
-        reply = self.invoke(func, args, kwargs, self.register)
+        reply = self.invoke(func, args, kwargs, self.register, self.files)
         # Counts per call, not cumulative: the parent replays them into its own objects in order.
         reply["draws"] = [self.draw_count(s) - b for s, b in zip(sources, before)]
         return reply
@@ -436,9 +437,9 @@ class Server:
         func = self.resolve(name)
         # Only a call of one of the module's classes (a constructor, e.g. PCG32) makes a handle.
         self.ctor = func if isinstance(func, type) and func.__module__ == self.module.__name__ else None
-        progress, monotonic, arg, call, invoke, immutable_args, invoke_immutable = (
+        progress, monotonic, arg, call, invoke, immutable_args, invoke_immutable, files = (
             self.progress, self.monotonic, self._arg, self._call, self.invoke,
-            self._immutable_args, self.invoke_immutable)
+            self._immutable_args, self.invoke_immutable, self.files)
         kw_sources = any(isinstance(v, self.recording) for v in kwargs.values())
         kw_frozen = all(type(v) in _NUMBERS or (type(v) is tuple and all(type(x) in _NUMBERS for x in v))
                         for v in kwargs.values())
@@ -455,9 +456,9 @@ class Server:
             frozen = immutable_args(encoded) if kw_frozen and func is not None else None
             if frozen is not None:
                 # The common case, kept lean: this loop is the cost of a cheap call.
-                pending.append(invoke_immutable(func, frozen, kwargs, self.register, answers))
+                pending.append(invoke_immutable(func, frozen, kwargs, self.register, answers, files))
             elif plain and not kw_sources and func is not None:
-                pending.append(invoke(func, tuple(encoded), kwargs, self.register))
+                pending.append(invoke(func, tuple(encoded), kwargs, self.register, files))
             else:
                 pending.append(call(func, name, tuple([arg(a, shared) for a in encoded]), kwargs))
             now = monotonic()
@@ -517,7 +518,7 @@ def main(argv: list[str]) -> int:
     sys.path.insert(0, config["repo_root"])
     from harness.sandbox.protocol import Channel
 
-    server = Server(Channel(request_fd, reply_fd), progress_fd)
+    server = Server(Channel(request_fd, reply_fd), progress_fd, config["python_dir"])
     sys.path.remove(config["repo_root"])
     _forget_harness()
     # What the server holds (its functions, their globals, the captured checks) moves to the
