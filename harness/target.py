@@ -5,9 +5,9 @@ one call path ``harness.sandbox.invoke``; a worker's replies cross as plain data
 (``codec.decode_reply``). Every reply then passes the same contract checks here: return types,
 arguments changed in place, results that alias an argument. A test never learns which kind of target it calls. Anything that looks like an
 escape (exit, crash, time-out, malformed data) is recorded, and the runner fails the test
-whatever the test itself concluded: verdicts fail closed. Where the code raised
-(``RemoteError.frames``, on ``TargetError.remote`` and a rebuilt exception's ``ol_remote``) is
-kept for the student's report.
+whatever the test itself concluded: verdicts fail closed. What the code printed during a test
+(``output``, ``output_dropped``) and where it raised (``RemoteError.frames``, on
+``TargetError.remote`` and a rebuilt exception's ``ol_remote``) are kept for the student's report.
 """
 
 from __future__ import annotations
@@ -178,6 +178,10 @@ class Target:
         self.escape: TargetEscape | None = None
         self.violation: ContractViolation | None = None
         self.not_implemented: str | None = None
+        # What the code under test printed during this test (an isolated target's; in process:
+        # nothing) and how many characters of it were not kept.
+        self.output: str = ""
+        self.output_dropped: int = 0
 
     def __getattr__(self, name: str) -> Any:
         if name in self.__dict__.get("functions", ()):

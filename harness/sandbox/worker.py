@@ -10,17 +10,21 @@ Order matters, because the student's code runs in this process:
    its own (this process stays outside as a shim that mirrors how PID 1 ends), dropped
    capabilities and ``no_new_privs`` (cgroup and namespaces need root; without them the worker
    runs with the limits only, and says so in its ``ready`` message);
-2. the harness functions this loop needs are captured (``harness.sandbox.codec``, ``invoke``
-   and ``frames``, ``harness.sources``)
+2. the harness functions this loop needs are captured (``harness.sandbox.codec``, ``invoke``,
+   ``frames`` and ``capture``, ``harness.sources``)
    with only the repository root on ``sys.path``, then the harness's modules are dropped from
    ``sys.modules``, so a student package named ``harness`` or a monkey-patch of what
    ``sys.modules`` holds cannot replace what the loop already holds (``_forget_harness``);
 3. the student's module is imported with its ``python/`` directory first on ``sys.path``,
-   and the outcome is reported (``{"op": "ready", "problem": ...}``);
+   and the outcome is reported (``{"op": "ready", "problem": ...}``, with what the import
+   printed);
 4. requests are served until the request pipe closes.
 
-Messages are length-prefixed JSON (4 bytes, big-endian) on two pipes of their own; the student's
-stdout and stderr go to a third pipe the parent drains and caps. An exception's reply carries its frames in the student's files (``harness.sandbox.frames``). A
+Messages are length-prefixed JSON (4 bytes, big-endian) on two pipes of their own. What the
+student's code writes to ``sys.stdout`` and ``sys.stderr`` is captured per request (bounded,
+``harness.sandbox.capture``) and sent inside the chunks of replies (``out``, ``dropped``); what
+it writes to the descriptors 1 and 2 goes to a third pipe the parent drains and caps. An
+exception's reply carries its frames in the student's files (``harness.sandbox.frames``). A
 request arrives in frames (the calls, piece by piece); replies stream back in chunks (every
 ``CHUNK_CALLS`` calls or ``CHUNK_S`` seconds, repeated small replies sent once), and the index of
 the call in progress is kept in a shared 16-byte page so the parent can name a call that hangs.
@@ -299,9 +303,12 @@ class Server:
 
     def __init__(self, channel: object, progress_fd: int, python_dir: str) -> None:
         from harness import sources
-        from harness.sandbox import codec, frames, invoke
+        from harness.sandbox import capture, codec, frames, invoke
 
         self.channel = channel
+        self.capture = capture.Capture(capture.KEPT)
+        self.streams = (capture.Stream(self.capture, "<stdout>"),
+                        capture.Stream(self.capture, "<stderr>"))
         self.files = frames.under(python_dir)  # the staged copy the student's module runs from
         self.decode, self.encode_error = codec.decode, codec.encode_error
         self.invoke, self.invoke_immutable = invoke.invoke_encoded, invoke.invoke_immutable
@@ -368,6 +375,19 @@ class Server:
 
         return call_method
 
+    def capture_output(self) -> None:
+        """``sys.stdout`` and ``sys.stderr`` are the capture's again (whatever the code under test
+        made of them), with a fresh budget: what is printed from now on belongs to the request."""
+        sys.stdout, sys.stderr = self.streams
+        self.capture.begin()
+
+    def printed(self) -> str:
+        """What was printed since the last chunk, as the JSON members of a message (or "")."""
+        taken = self.capture.take()
+        if taken is None:
+            return ""
+        return f',"out":{self.dumps(taken[0])},"dropped":{taken[1]}'
+
     def _call(self, func: object, name: str, args: tuple, kwargs: dict) -> dict:
         sources = [a for a in (*args, *kwargs.values()) if isinstance(a, self.recording)]
         if func is None:
@@ -380,8 +400,9 @@ class Server:
         reply["draws"] = [self.draw_count(s) - b for s, b in zip(sources, before)]
         return reply
 
-    def _send(self, rid: int, start: int, replies: list[dict]) -> None:
-        """One chunk: the distinct replies once (``table``) and, per call, its entry (``index``).
+    def _send(self, rid: int, start: int, replies: list[dict], printed: str) -> None:
+        """One chunk: the distinct replies once (``table``) and, per call, its entry (``index``),
+        and ``printed`` (``printed()``: what the calls printed, JSON-encoded inside the message).
 
         Cheap calls mostly repeat a few small answers (True, False, (2, True)), so the parent
         decodes each once. A chunk too large is halved, so a message stays far below the cap.
@@ -405,11 +426,11 @@ class Server:
         text = self.dumps(table)
         if len(text) > CHUNK_BYTES and len(replies) > 1:
             half = len(replies) // 2
-            self._send(rid, start, replies[:half])
-            self._send(rid, start + half, replies[half:])
+            self._send(rid, start, replies[:half], printed)
+            self._send(rid, start + half, replies[half:], "")
             return
         self.channel.send_text(f'{{"op":"replies","id":{rid},"start":{start},'
-                               f'"index":{self.dumps(index)},"table":{text}}}')
+                               f'"index":{self.dumps(index)},"table":{text}{printed}}}')
 
     def _pieces(self, request: dict, shared: list) -> Iterator[tuple[list, bool]]:
         """The request's calls as they arrive, piece by piece, each with whether it is plain."""
@@ -429,6 +450,7 @@ class Server:
 
     def handle(self, request: dict) -> None:
         rid, name, total = request["id"], request["fn"], request["count"]
+        self.capture_output()
         self.values, self.frozen = [], []
         shared: list = []
         pieces = self._pieces(request, shared)
@@ -463,7 +485,7 @@ class Server:
                 pending.append(call(func, name, tuple([arg(a, shared) for a in encoded]), kwargs))
             now = monotonic()
             if len(pending) >= CHUNK_CALLS or now - last >= CHUNK_S or i == total - 1:
-                self._send(rid, start, pending)
+                self._send(rid, start, pending, self.printed())
                 start += len(pending)
                 pending, last = [], now
 
@@ -525,11 +547,15 @@ def main(argv: list[str]) -> int:
     # permanent generation: gc.get_objects() and gc.get_referrers() no longer list it.
     gc.freeze()
     sys.path.insert(0, config["python_dir"])
+    server.capture_output()  # what the import prints is reported with it, apart from any test's
     server.module, problem = _import(config["import_name"], config["python_dir"])
     ready = {"op": "ready", "problem": problem, "sandboxed": sandboxed, "contained": contained}
-    server.channel.send_text(json.dumps(ready))
-    if problem is None:
-        server.serve()
+    server.channel.send_text(json.dumps(ready)[:-1] + server.printed() + "}")
+    try:
+        if problem is None:
+            server.serve()
+    finally:  # a failure of the loop itself goes to the drained pipe, as the interpreter's own
+        sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
     return 0
 
 

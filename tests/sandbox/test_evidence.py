@@ -1,19 +1,27 @@
-"""The student's own evidence (issue #13): where their code raised.
+"""The student's own evidence (issue #13): what their code printed during a test, and where it raised.
 
-``RemoteError.frames`` holds the frames of a raised exception that lie in the student's own files
-(relative to the staged ``python/`` dir), never the harness's, numpy's or the standard library's.
-They are untrusted data: a malformed frame from a hostile worker fails the call closed.
+``target.output`` holds what the code under test wrote to ``sys.stdout`` and ``sys.stderr`` since
+``begin_test`` (its first ``capture.KEPT`` characters; ``target.output_dropped`` counts the rest),
+captured in the worker per request and sent inside the replies; ``RemoteError.frames`` holds the
+frames of a raised exception that lie in the student's own files (relative to the staged
+``python/`` dir), never the harness's, numpy's or the standard library's. Both are untrusted
+data: a print cannot break the framing or forge a reply, and a malformed frame or output from a
+hostile worker fails the call closed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import textwrap
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from harness.course import load_course
 from harness.loading import module_from_source, reference_target
+from harness.sandbox.capture import KEPT, Capture, Stream
 from harness.sandbox.codec import (
     MAX_FRAMES,
     Frame,
@@ -210,6 +218,124 @@ def fresh(target: IsolatedTarget) -> IsolatedTarget:
     return target
 
 
+# -- what the code printed --------------------------------------------------------------------
+
+
+def test_prints_and_stderr_in_a_function_are_the_tests_output(fresh: IsolatedTarget) -> None:
+    assert fresh.output == "" and fresh.output_dropped == 0
+    assert fresh.call("talk", 2.0) == 4.0
+    assert fresh.output == "computing 2.0\non stderr 2.0\n"  # one stream, in the order written
+    fresh.map("talk", [(1,), (3,)])
+    assert fresh.output == "computing 2.0\non stderr 2.0\ncomputing 1\non stderr 1\n" \
+                           "computing 3\non stderr 3\n"  # accumulates over the calls of the test
+    fresh.begin_test()
+    assert fresh.output == "" and fresh.output_dropped == 0  # a new test starts empty
+
+
+def test_import_time_output_belongs_to_no_test(fresh: IsolatedTarget) -> None:
+    fresh.call("talk", 1)
+    assert "importing rejection" not in fresh.output
+    assert fresh.import_output == "importing rejection\n"
+    assert fresh.import_output_dropped == 0
+
+
+def test_warnings_printed_to_stderr_are_output(fresh: IsolatedTarget) -> None:
+    assert fresh.call("warn") is True
+    assert "UserWarning: careful now" in fresh.output
+    assert "tinyllm/prob/rejection.py" in fresh.output
+
+
+def test_a_call_that_raises_keeps_what_it_printed(fresh: IsolatedTarget) -> None:
+    with pytest.raises(ValueError, match="failed after printing"):
+        fresh.call("print_and_raise")
+    assert fresh.output == "about to fail\n"
+
+
+def test_a_gigabyte_of_output_is_capped_counted_and_quick(fresh: IsolatedTarget) -> None:
+    start = time.monotonic()
+    assert fresh.call("loud", 1024) is True  # 1 GiB through sys.stdout.write
+    assert fresh.call("chatty", 200_000) is True  # and 200000 lines through print
+    elapsed = time.monotonic() - start
+    printed = (1 << 30) + sum(len(f"{i}\n") for i in range(200_000))
+    assert fresh.output == "x" * KEPT
+    assert fresh.output_dropped == printed - KEPT
+    assert elapsed < 10.0, elapsed
+    # The worker kept none of it: its peak memory is far below the gigabyte it was given.
+    status = Path(f"/proc/{fresh._worker.root}/status").read_text()
+    peak_kib = int(next(line for line in status.splitlines() if line.startswith("VmHWM")).split()[1])
+    assert peak_kib < 400 * 1024, peak_kib
+
+
+def test_the_cap_is_per_test_across_requests_and_calls(fresh: IsolatedTarget) -> None:
+    fresh.call("line", 1499)  # 1500 characters with the newline
+    fresh.call("line", 1499)
+    fresh.map("line", [(99,)] * 50)  # one request, 50 calls, 5000 characters
+    assert fresh.output == "y" * 1499 + "\n" + "y" * (KEPT - 1500)
+    assert fresh.output_dropped == 1500 + 1500 + 5000 - KEPT
+
+
+def test_ansi_escapes_and_surrogates_arrive_as_valid_text(fresh: IsolatedTarget) -> None:
+    assert fresh.call("escapes") is True
+    out = fresh.output
+    out.encode("utf-8")  # valid: a lone surrogate is shown as its escape
+    assert "lone \\ud800 bidi" in out
+    assert "\x1b[31mred\x1b[0m \r\x00" in out and "\u202e" in out  # the reporters escape these
+
+
+def test_a_print_cannot_forge_a_reply_or_break_the_framing(fresh: IsolatedTarget) -> None:
+    assert fresh.call("forge") is False
+    assert '{"op":"replies","id":1' in fresh.output and "19 passed" in fresh.output
+    assert fresh.call("talk", 1) == 2  # the channel is intact
+
+
+def test_descriptor_writes_go_to_the_drained_pipe(fresh: IsolatedTarget) -> None:
+    assert fresh.call("raw_fd") is True
+    assert fresh.output == ""
+    deadline = time.monotonic() + 5.0
+    while "straight to the descriptor" not in fresh.worker_output() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert "straight to the descriptor" in fresh.worker_output(clear=True)
+
+
+def test_replacing_or_closing_stdout_loses_nothing_of_later_requests(fresh: IsolatedTarget) -> None:
+    assert fresh.call("replace_stdout") is True
+    assert fresh.call("talk", 5) == 10
+    assert fresh.output == "computing 5\non stderr 5\n"
+    assert fresh.call("close_stdout") is True
+    assert fresh.call("buffer_write") is True
+    assert fresh.output.endswith("still captured\nbytes \\xff\n")
+
+
+def test_in_process_targets_print_nothing_into_output() -> None:
+    target = reference_target(load_course().module("M07.6"))
+    target.begin_test()
+    assert target.call("rejection_accept", 0.5, 1.0, 0.25) is True
+    assert target.output == "" and target.output_dropped == 0
+
+
+def test_the_capture_is_bounded_whatever_is_written() -> None:
+    capture = Capture(10)
+    stream = Stream(capture, "<stdout>")
+
+    class Sneaky(str):
+        def __len__(self) -> int:
+            return 0
+
+    stream.write("abcdef")
+    stream.write(Sneaky("ghijklmnop"))  # its real length counts, not what __len__ says
+    with pytest.raises(TypeError):
+        stream.write(b"bytes")
+    with pytest.raises(TypeError):
+        stream.buffer.write(10**9)  # never 10**9 zero bytes
+    assert capture.take() == ("abcdefghij", 6)
+    assert capture.take() is None
+    stream.write("more")
+    assert capture.take() == ("", 4)  # the budget is per request
+    capture.begin()
+    stream.write("more")
+    assert capture.take() == ("more", 0)
+
+
 # -- where the code raised --------------------------------------------------------------------
 
 
@@ -272,7 +398,7 @@ def test_frames_survive_the_lean_path_and_equal_errors_compare_equal(fresh: Isol
         "ZeroDivisionError", results[0].error.ol_remote.bases, "float division by zero")
 
 
-@pytest.mark.parametrize("kind", FORGERIES[:3])
+@pytest.mark.parametrize("kind", FORGERIES)
 def test_a_hostile_workers_malformed_frames_or_output_fail_closed(target: IsolatedTarget,
                                                                   kind: str) -> None:
     target.begin_test()
@@ -329,3 +455,14 @@ def test_in_process_frames_of_the_reference_and_of_a_mutant() -> None:
         mutant.call("rejection_accept", 0.5, 0.0, 0.5)
     assert info.value.ol_remote.frames == (Frame(name, info.value.ol_remote.frames[0].line,
                                                  "rejection_accept", ""),)
+
+
+def test_the_fixture_leaves_no_stray_descriptor_output(target: IsolatedTarget) -> None:
+    """Nothing the capture does writes to the descriptors: the drained pipe stays empty."""
+    target.worker_output(clear=True)
+    target.begin_test()
+    with contextlib.suppress(ZeroDivisionError):
+        target.call("divide", 1.0)
+    target.call("talk", 1)
+    time.sleep(0.05)
+    assert target.worker_output() == ""
