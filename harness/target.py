@@ -5,7 +5,9 @@ one call path ``harness.sandbox.invoke``; a worker's replies cross as plain data
 (``codec.decode_reply``). Every reply then passes the same contract checks here: return types,
 arguments changed in place, results that alias an argument. A test never learns which kind of target it calls. Anything that looks like an
 escape (exit, crash, time-out, malformed data) is recorded, and the runner fails the test
-whatever the test itself concluded: verdicts fail closed.
+whatever the test itself concluded: verdicts fail closed. What the code printed during a test
+(``output``, ``output_dropped``) and where it raised (``RemoteError.frames``, on
+``TargetError.remote`` and a rebuilt exception's ``ol_remote``) are kept for the student's report.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from harness.sandbox.codec import Handle, Opaque, RemoteError, Reply
+from harness.sandbox.frames import Files, exactly
 from harness.sandbox.invoke import RETURNED, answer, call, invoke
 from harness.sources import RecordingSource, draw_count
 
@@ -187,6 +190,10 @@ class Target:
         self.escape: TargetEscape | None = None
         self.violation: ContractViolation | None = None
         self.not_implemented: str | None = None
+        # What the code under test printed during this test (an isolated target's; in process:
+        # nothing) and how many characters of it were not kept.
+        self.output: str = ""
+        self.output_dropped: int = 0
 
     def __getattr__(self, name: str) -> Any:
         if name in self.__dict__.get("functions", ()):
@@ -351,6 +358,7 @@ class InProcessTarget(Target):
                  returns: dict[str, str]) -> None:
         super().__init__(label, functions, returns)
         self.module = module
+        self._files = _own_file(module)
 
     def _resolve(self, fn: str) -> Any:
         if "." not in fn:
@@ -372,7 +380,7 @@ class InProcessTarget(Target):
                          list(a) if type(a) is list else a for a in args)
             sources = [a for a in (*args, *kwargs.values()) if isinstance(a, RecordingSource)]
             before = [draw_count(s) for s in sources]
-            reply = invoke(func, args, kwargs, IN_PROCESS_PASSTHROUGH)
+            reply = invoke(func, args, kwargs, IN_PROCESS_PASSTHROUGH, files=self._files)
             reply.draws = [draw_count(s) - b for s, b in zip(sources, before)]
             replies.append(reply)
         return replies
@@ -404,11 +412,23 @@ class InProcessTarget(Target):
                 append(Result(args, value=value))
                 continue
             try:
-                append(self._check(fn, args, {}, answer(status, value, args)))
+                append(self._check(fn, args, {}, answer(status, value, args, self._files)))
             except ContractViolation as exc:
                 exc.results = results
                 raise
         return results
+
+
+def _own_file(module: ModuleType) -> Files | None:
+    """The frames of the module's own file: a mutant's compiled name (``<mutant s01: ...>``) as it
+    is, a file on disk by its path below ``sys.path`` (``tinyllm/prob/rejection.py``)."""
+    filename = getattr(module, "__file__", None)
+    if not isinstance(filename, str):
+        return None
+    if filename.startswith("<"):
+        return exactly(filename, filename)
+    depth = len(getattr(module, "__name__", "").split("."))
+    return exactly(filename, "/".join(filename.split("/")[-depth:]))
 
 
 # Arguments a call cannot change in place (a tuple of numbers cannot be edited), and results

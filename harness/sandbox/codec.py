@@ -2,7 +2,8 @@
 
 What crosses from code under test to the process that decides a verdict is only this data:
 numbers, bools, numeric arrays (dtype, shape and bytes), tuples, lists, exception type and
-message, and the *name* of any other class. It is decoded without pickle or eval. In-process
+message (and where in the student's own files it was raised: ``Frame``), and the *name* of any
+other class. It is decoded without pickle or eval. In-process
 targets skip the encoding (their values are ours), but every target's calls go through
 ``harness.sandbox.invoke`` and every reply through the same contract checks (``harness.target``).
 Every text that crosses is made valid Unicode (a lone surrogate becomes ``\\ud800``), so no
@@ -23,6 +24,9 @@ from harness.sources import RecordingSource, source_from_spec
 MAX_DEPTH = 8
 MAX_ITEMS = 100_000
 MAX_TEXT = 2000
+MAX_FRAMES = 10  # of a traceback: the innermost ones in the student's files, as pytest shows them
+MAX_SOURCE = 200  # characters of a frame's source line
+MAX_PATH = 300  # characters of a frame's file name (relative to the workspace's python/ dir)
 _NUMERIC_KINDS = "biuf"
 
 
@@ -41,12 +45,28 @@ class Opaque:
 
 
 @dataclass(frozen=True)
+class Frame:
+    """One frame of a traceback in the student's own code, as pytest's ``--tb=short`` shows it:
+    the file (relative to the workspace's ``python/`` dir, e.g. ``tinyllm/prob/rejection.py``),
+    the line number, the function's name and that line of source (stripped; may be empty)."""
+
+    file: str
+    line: int
+    function: str
+    source: str
+
+
+@dataclass(frozen=True)
 class RemoteError:
-    """An exception raised by code under test: its type name, base class names and message."""
+    """An exception raised by code under test: its type name, base class names and message, and
+    where it was raised (``frames``: the last ``MAX_FRAMES`` frames of its traceback that lie in
+    the student's own files, outermost first; empty when none is known). The frames are evidence
+    for the student, not part of what the error is: two errors compare equal without them."""
 
     type: str
     bases: tuple[str, ...]
     message: str
+    frames: tuple[Frame, ...] = field(default=(), compare=False)
 
     def is_a(self, name: str) -> bool:
         return name in self.bases
@@ -151,7 +171,10 @@ def encode_error(exc: BaseException | RemoteError) -> dict:
     if not isinstance(exc, RemoteError):
         name, mro, message = error_info(exc)
         return {"type": name, "mro": list(mro), "message": message}
-    return {"type": exc.type, "mro": list(exc.bases), "message": exc.message}
+    data = {"type": exc.type, "mro": list(exc.bases), "message": exc.message}
+    if exc.frames:
+        data["frames"] = [[f.file, f.line, f.function, f.source] for f in exc.frames]
+    return data
 
 
 def encode_reply(reply: Reply, register: Any = None) -> dict:
@@ -236,9 +259,29 @@ def decode_error(data: Any) -> RemoteError:
     try:
         mro = tuple(clean_text(str(n), 100) for n in data["mro"][:50])
         return RemoteError(clean_text(str(data["type"]), 100), mro,
-                           clean_text(str(data["message"]), MAX_TEXT + 20))
+                           clean_text(str(data["message"]), MAX_TEXT + 20),
+                           decode_frames(data.get("frames", [])))
+    except MalformedReply:
+        raise
     except Exception as exc:  # noqa: BLE001 - whatever hostile data raises is a malformed reply
         raise MalformedReply(f"malformed error: {exc}") from None
+
+
+def decode_frames(data: Any) -> tuple[Frame, ...]:
+    """``encode_error``'s frames: a list of at most ``MAX_FRAMES`` ``[file, line, function,
+    source]``, each text a str (cut and cleaned here), each line a non-negative int; anything
+    else is ``MalformedReply`` (a worker that sends it is broken or hostile: fail closed)."""
+    if type(data) is not list or len(data) > MAX_FRAMES:
+        raise MalformedReply("malformed error: frames is not a list of at most "
+                             f"{MAX_FRAMES} frames")
+    frames = []
+    for item in data:
+        if (type(item) is not list or len(item) != 4 or type(item[1]) is not int
+                or not 0 <= item[1] < 1 << 31 or not all(type(item[i]) is str for i in (0, 2, 3))):
+            raise MalformedReply("malformed error: a frame is not [file, line, function, source]")
+        frames.append(Frame(clean_text(item[0], MAX_PATH), item[1], clean_text(item[2], 200),
+                            clean_text(item[3], MAX_SOURCE)))
+    return tuple(frames)
 
 
 # Results whose encoding is a function of (class, value): ``plain_key`` may stand for them.

@@ -8,6 +8,8 @@ exceptions that are never an answer of the code under test. In process, that is 
 time-out (raised into the call by its alarm) and ``KeyboardInterrupt`` (the user's Ctrl-C), which
 must stop the call, not be recorded as what the function raised; in the worker nothing is passed
 through (a ``KeyboardInterrupt`` there can only come from the student's code: it is an answer).
+An exception also carries where it was raised in the student's own files (``files``: see
+``harness.sandbox.frames``); only the raising path computes that.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from harness.sandbox.codec import (
     error_info,
     plain_key,
 )
+from harness.sandbox.frames import Files, own_frames
 
 RETURNED, RAISED, EXITED = "returned", "raised", "exited"
 NOTHING: tuple[type[BaseException], ...] = ()
@@ -44,45 +47,48 @@ def call(fn: Any, args: tuple, kwargs: dict,
         return RAISED, exc
 
 
-def remote_error(exc: BaseException) -> RemoteError:
-    """An exception as plain data: its class name, the names of its bases, its message."""
+def remote_error(exc: BaseException, files: Files | None = None) -> RemoteError:
+    """An exception as plain data: its class name, the names of its bases, its message, and its
+    frames in the files ``files`` accepts (none without ``files``)."""
     name, mro, message = error_info(exc)
-    return RemoteError(name, mro, message)
+    return RemoteError(name, mro, message, own_frames(exc, files) if files else ())
 
 
 def invoke(fn: Any, args: tuple, kwargs: dict | None = None,
            passthrough: tuple[type[BaseException], ...] = NOTHING,
-           immutable: bool = False) -> Reply:
+           immutable: bool = False, files: Files | None = None) -> Reply:
     """Call ``fn`` once: its reply, with the arguments it changed in place and whether its result
     aliases one. ``immutable``: the caller knows no argument can change (numbers, tuples of
     numbers), so no snapshot is taken. The arguments must be the callee's own copies."""
     snaps = NOTHING if immutable else snapshot(args)
-    reply = answer(*call(fn, args, kwargs or {}, passthrough), args)
+    reply = answer(*call(fn, args, kwargs or {}, passthrough), args, files)
     if snaps:
         reply.mutated = [i for i, snap in snaps if changed(args[i], snap)]
     return reply
 
 
-def answer(status: str, value: Any, args: tuple) -> Reply:
+def answer(status: str, value: Any, args: tuple, files: Files | None = None) -> Reply:
     """What ``call`` returned, as a reply (the exception as plain data, the result's aliasing)."""
     if status != RETURNED:
-        return Reply(status, error=remote_error(value))
+        return Reply(status, error=remote_error(value, files))
     return Reply(RETURNED, value=value, aliased=aliases(value, args))
 
 
-def invoke_encoded(fn: Any, args: tuple, kwargs: dict | None = None, register: Any = None) -> dict:
+def invoke_encoded(fn: Any, args: tuple, kwargs: dict | None = None, register: Any = None,
+                   files: Files | None = None) -> dict:
     """``invoke`` as the isolated worker sends it (``codec.encode_reply``)."""
-    return encode_reply(invoke(fn, args, kwargs), register)
+    return encode_reply(invoke(fn, args, kwargs, files=files), register)
 
 
-def invoke_immutable(fn: Any, args: tuple, kwargs: dict, register: Any, replies: dict) -> dict:
+def invoke_immutable(fn: Any, args: tuple, kwargs: dict, register: Any, replies: dict,
+                     files: Files | None = None) -> dict:
     """``invoke_encoded`` for calls whose arguments nothing can change (numbers, tuples of
     numbers) and that pass no source: no snapshots, no draw counts, and a plain result (a number,
     a short tuple of numbers: never an alias) gets the one reply ``replies`` keeps for it."""
     status, value = call(fn, args, kwargs)
     key = plain_key(value) if status == RETURNED else None
     if key is None:
-        return encode_reply(answer(status, value, args), register)
+        return encode_reply(answer(status, value, args, files), register)
     reply = replies.get(key)
     if reply is None:
         reply = replies[key] = {"status": RETURNED, "value": encode(value), "aliased": False,

@@ -13,6 +13,12 @@ call, never a value:
 - the worker died or closed its channel: ``TargetCrashed`` naming the exit code or the signal;
 - malformed, oversized or out-of-order data: ``TargetCrashed``.
 
+What the calls print (``sys.stdout``, ``sys.stderr``) comes back with their replies and is kept
+as ``target.output``: the first ``capture.KEPT`` characters printed since ``begin_test``, the
+rest counted in ``target.output_dropped``; what the import printed is ``import_output`` (it
+belongs to no test: it runs again after every restart). A frame of a student's exception
+(``RemoteError.frames``) is checked as it is decoded, like every other field.
+
 After any of these the next call starts a fresh worker. The worker runs with resource limits,
 without capabilities, in namespaces of its own (user, mount, network, IPC, UTS, PID; for any user
 where the kernel allows them) and, as root, a pids cgroup, with a read-only view of the file
@@ -34,7 +40,14 @@ from typing import Any, Self
 import numpy as np
 
 from harness.sandbox import protocol
-from harness.sandbox.codec import MalformedReply, Reply, decode_reply, encode
+from harness.sandbox.capture import KEPT
+from harness.sandbox.codec import (
+    MalformedReply,
+    Reply,
+    clean_text,
+    decode_reply,
+    encode,
+)
 from harness.sandbox.protocol import Died, Hung
 from harness.sandbox.supervisor import Limits, Output, WorkerProcess, describe_death
 from harness.sandbox.worker import CHUNK_S
@@ -88,6 +101,7 @@ class IsolatedTarget(Target):
         self._received = 0  # replies of the current request so far: names the call that failed
         self.sandboxed = False  # whether the last worker runs with a read-only file system
         self.contained = False  # and in a PID namespace of its own
+        self.import_output, self.import_output_dropped = "", 0  # what the last import printed
         super().__init__(label, functions, returns)
         self._deadline: float | None = None  # armed per test by ``begin_test``, not at creation
         self._worker = self._spawn()
@@ -101,6 +115,7 @@ class IsolatedTarget(Target):
     def begin_test(self) -> None:
         """A new catalog test: from now on its calls share ``limits.test_timeout_s``."""
         super().begin_test()
+        self._output_kept = 0  # characters of ``output`` as printed (escapes make it longer)
         self._deadline = time.monotonic() + max(self.limits.test_timeout_s,
                                                 self.limits.call_timeout_s)
 
@@ -118,9 +133,25 @@ class IsolatedTarget(Target):
         if worker is not None:
             worker.kill()  # Ctrl-C and the runner's alarm held off meanwhile: no half-killed tree
 
-    def output(self, clear: bool = False) -> str:
-        """What the student's code printed (capped at ``limits.output_bytes``, with a note)."""
+    def worker_output(self, clear: bool = False) -> str:
+        """What the worker wrote to its descriptors 1 and 2 (``os.write``, native code, the
+        interpreter's own last words), capped at ``limits.output_bytes``, with a note; what the
+        code printed through ``sys.stdout`` and ``sys.stderr`` is ``output``."""
         return self._output.text(clear)
+
+    def _keep_output(self, message: dict) -> None:
+        """Add to ``output`` what a chunk of replies says the calls printed (``MalformedReply``
+        if it is not text and a count): the first ``KEPT`` characters of the test, the rest
+        counted."""
+        printed = _printed(message)
+        if printed is not None:
+            text, dropped = printed
+            room = KEPT - self._output_kept
+            kept = text[:room] if room > 0 else ""
+            self._output_kept += len(kept)
+            if kept:
+                self.output += clean_text(kept, KEPT)
+            self.output_dropped += dropped + len(text) - len(kept)
 
     # -- the import ---------------------------------------------------------------------------
     def import_status(self) -> ImportProblem | None:
@@ -139,6 +170,9 @@ class IsolatedTarget(Target):
             if message.get("op") != "ready":
                 raise MalformedReply(f"expected the import report, got op {message.get('op')!r}")
             worker.ready = message.get("problem") is None
+            printed = _printed(message) or ("", 0)
+            self.import_output = clean_text(printed[0][:KEPT], KEPT)
+            self.import_output_dropped = printed[1] + max(0, len(printed[0]) - KEPT)
             self.sandboxed = message.get("sandboxed") is True
             self.contained = message.get("contained") is True
             worker.find_root(self.contained)
@@ -221,6 +255,7 @@ class IsolatedTarget(Target):
                     or message.get("start") != self._received):
                 raise MalformedReply("the worker sent a reply out of order")
             chunk = _chunk(message, len(calls) - self._received)
+            self._keep_output(message)
             self._received += len(chunk)
             take(chunk)  # checked while the worker goes on
             last = time.monotonic()
@@ -267,6 +302,16 @@ def _chunk(message: dict, room: int) -> list[Reply]:
             if uses > 1 and not _immutable(decoded[i].value):
                 raise MalformedReply("the worker shared a mutable reply between calls")
     return [decoded[i] for i in index]
+
+
+def _printed(message: dict) -> tuple[str, int] | None:
+    """A message's ``out`` (text printed) and ``dropped`` (characters not sent), or None."""
+    if "out" not in message and "dropped" not in message:
+        return None
+    text, dropped = message.get("out", ""), message.get("dropped", 0)
+    if type(text) is not str or type(dropped) is not int or dropped < 0:
+        raise MalformedReply("the worker sent malformed output")
+    return text, dropped
 
 
 def _immutable(value: Any) -> bool:

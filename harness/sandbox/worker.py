@@ -10,20 +10,24 @@ Order matters, because the student's code runs in this process:
    its own (this process stays outside as a shim that mirrors how PID 1 ends), dropped
    capabilities and ``no_new_privs`` (cgroup and namespaces need root; without them the worker
    runs with the limits only, and says so in its ``ready`` message);
-2. the harness functions this loop needs are captured (``harness.sandbox.codec`` and ``invoke``,
-   ``harness.sources``)
+2. the harness functions this loop needs are captured (``harness.sandbox.codec``, ``invoke``,
+   ``frames`` and ``capture``, ``harness.sources``)
    with only the repository root on ``sys.path``, then the harness's modules are dropped from
    ``sys.modules``, so a student package named ``harness`` or a monkey-patch of what
    ``sys.modules`` holds cannot replace what the loop already holds (``_forget_harness``);
 3. the student's module is imported with its ``python/`` directory first on ``sys.path``,
-   and the outcome is reported (``{"op": "ready", "problem": ...}``);
+   and the outcome is reported (``{"op": "ready", "problem": ...}``, with what the import
+   printed);
 4. requests are served until the request pipe closes.
 
-Messages are length-prefixed JSON (4 bytes, big-endian) on two pipes of their own; the student's
-stdout and stderr go to a third pipe the parent drains and caps. A request arrives in frames (the
-calls, piece by piece); replies stream back in chunks (every ``CHUNK_CALLS`` calls or ``CHUNK_S``
-seconds, repeated small replies sent once), and the index of the call in progress is kept in a
-shared 16-byte page so the parent can name a call that hangs.
+Messages are length-prefixed JSON (4 bytes, big-endian) on two pipes of their own. What the
+student's code writes to ``sys.stdout`` and ``sys.stderr`` is captured per request (bounded,
+``harness.sandbox.capture``) and sent inside the chunks of replies (``out``, ``dropped``); what
+it writes to the descriptors 1 and 2 goes to a third pipe the parent drains and caps. An
+exception's reply carries its frames in the student's files (``harness.sandbox.frames``). A
+request arrives in frames (the calls, piece by piece); replies stream back in chunks (every
+``CHUNK_CALLS`` calls or ``CHUNK_S`` seconds, repeated small replies sent once), and the index of
+the call in progress is kept in a shared 16-byte page so the parent can name a call that hangs.
 Nothing here is trusted by the parent: it decodes every reply as plain data and fails closed.
 """
 
@@ -297,11 +301,15 @@ _NUMBERS = (float, int, bool)  # what a request's JSON numbers decode to
 class Server:
     """Answers ``call`` requests with the harness functions captured before the student's import."""
 
-    def __init__(self, channel: object, progress_fd: int) -> None:
+    def __init__(self, channel: object, progress_fd: int, python_dir: str) -> None:
         from harness import sources
-        from harness.sandbox import codec, invoke
+        from harness.sandbox import capture, codec, frames, invoke
 
         self.channel = channel
+        self.capture = capture.Capture(capture.KEPT)
+        self.streams = (capture.Stream(self.capture, "<stdout>"),
+                        capture.Stream(self.capture, "<stderr>"))
+        self.files = frames.under(python_dir)  # the staged copy the student's module runs from
         self.decode, self.encode_error = codec.decode, codec.encode_error
         self.invoke, self.invoke_immutable = invoke.invoke_encoded, invoke.invoke_immutable
         self.source_from_spec, self.draw_count = sources.source_from_spec, sources.draw_count
@@ -367,6 +375,19 @@ class Server:
 
         return call_method
 
+    def capture_output(self) -> None:
+        """``sys.stdout`` and ``sys.stderr`` are the capture's again (whatever the code under test
+        made of them), with a fresh budget: what is printed from now on belongs to the request."""
+        sys.stdout, sys.stderr = self.streams
+        self.capture.begin()
+
+    def printed(self) -> str:
+        """What was printed since the last chunk, as the JSON members of a message (or "")."""
+        taken = self.capture.take()
+        if taken is None:
+            return ""
+        return f',"out":{self.dumps(taken[0])},"dropped":{taken[1]}'
+
     def _call(self, func: object, name: str, args: tuple, kwargs: dict) -> dict:
         sources = [a for a in (*args, *kwargs.values()) if isinstance(a, self.recording)]
         if func is None:
@@ -374,13 +395,14 @@ class Server:
             return {"status": "raised", "error": self.encode_error(missing), "mutated": [],
                     "draws": [0 for _ in sources]}
         before = [self.draw_count(s) for s in sources]
-        reply = self.invoke(func, args, kwargs, self.register)
+        reply = self.invoke(func, args, kwargs, self.register, self.files)
         # Counts per call, not cumulative: the parent replays them into its own objects in order.
         reply["draws"] = [self.draw_count(s) - b for s, b in zip(sources, before)]
         return reply
 
-    def _send(self, rid: int, start: int, replies: list[dict]) -> None:
-        """One chunk: the distinct replies once (``table``) and, per call, its entry (``index``).
+    def _send(self, rid: int, start: int, replies: list[dict], printed: str) -> None:
+        """One chunk: the distinct replies once (``table``) and, per call, its entry (``index``),
+        and ``printed`` (``printed()``: what the calls printed, JSON-encoded inside the message).
 
         Cheap calls mostly repeat a few small answers (True, False, (2, True)), so the parent
         decodes each once. A chunk too large is halved, so a message stays far below the cap.
@@ -404,11 +426,11 @@ class Server:
         text = self.dumps(table)
         if len(text) > CHUNK_BYTES and len(replies) > 1:
             half = len(replies) // 2
-            self._send(rid, start, replies[:half])
-            self._send(rid, start + half, replies[half:])
+            self._send(rid, start, replies[:half], printed)
+            self._send(rid, start + half, replies[half:], "")
             return
         self.channel.send_text(f'{{"op":"replies","id":{rid},"start":{start},'
-                               f'"index":{self.dumps(index)},"table":{text}}}')
+                               f'"index":{self.dumps(index)},"table":{text}{printed}}}')
 
     def _pieces(self, request: dict, shared: list) -> Iterator[tuple[list, bool]]:
         """The request's calls as they arrive, piece by piece, each with whether it is plain."""
@@ -428,6 +450,7 @@ class Server:
 
     def handle(self, request: dict) -> None:
         rid, name, total = request["id"], request["fn"], request["count"]
+        self.capture_output()
         self.values, self.frozen = [], []
         shared: list = []
         pieces = self._pieces(request, shared)
@@ -436,9 +459,9 @@ class Server:
         func = self.resolve(name)
         # Only a call of one of the module's classes (a constructor, e.g. PCG32) makes a handle.
         self.ctor = func if isinstance(func, type) and func.__module__ == self.module.__name__ else None
-        progress, monotonic, arg, call, invoke, immutable_args, invoke_immutable = (
+        progress, monotonic, arg, call, invoke, immutable_args, invoke_immutable, files = (
             self.progress, self.monotonic, self._arg, self._call, self.invoke,
-            self._immutable_args, self.invoke_immutable)
+            self._immutable_args, self.invoke_immutable, self.files)
         kw_sources = any(isinstance(v, self.recording) for v in kwargs.values())
         kw_frozen = all(type(v) in _NUMBERS or (type(v) is tuple and all(type(x) in _NUMBERS for x in v))
                         for v in kwargs.values())
@@ -455,14 +478,14 @@ class Server:
             frozen = immutable_args(encoded) if kw_frozen and func is not None else None
             if frozen is not None:
                 # The common case, kept lean: this loop is the cost of a cheap call.
-                pending.append(invoke_immutable(func, frozen, kwargs, self.register, answers))
+                pending.append(invoke_immutable(func, frozen, kwargs, self.register, answers, files))
             elif plain and not kw_sources and func is not None:
-                pending.append(invoke(func, tuple(encoded), kwargs, self.register))
+                pending.append(invoke(func, tuple(encoded), kwargs, self.register, files))
             else:
                 pending.append(call(func, name, tuple([arg(a, shared) for a in encoded]), kwargs))
             now = monotonic()
             if len(pending) >= CHUNK_CALLS or now - last >= CHUNK_S or i == total - 1:
-                self._send(rid, start, pending)
+                self._send(rid, start, pending, self.printed())
                 start += len(pending)
                 pending, last = [], now
 
@@ -517,18 +540,22 @@ def main(argv: list[str]) -> int:
     sys.path.insert(0, config["repo_root"])
     from harness.sandbox.protocol import Channel
 
-    server = Server(Channel(request_fd, reply_fd), progress_fd)
+    server = Server(Channel(request_fd, reply_fd), progress_fd, config["python_dir"])
     sys.path.remove(config["repo_root"])
     _forget_harness()
     # What the server holds (its functions, their globals, the captured checks) moves to the
     # permanent generation: gc.get_objects() and gc.get_referrers() no longer list it.
     gc.freeze()
     sys.path.insert(0, config["python_dir"])
+    server.capture_output()  # what the import prints is reported with it, apart from any test's
     server.module, problem = _import(config["import_name"], config["python_dir"])
     ready = {"op": "ready", "problem": problem, "sandboxed": sandboxed, "contained": contained}
-    server.channel.send_text(json.dumps(ready))
-    if problem is None:
-        server.serve()
+    server.channel.send_text(json.dumps(ready)[:-1] + server.printed() + "}")
+    try:
+        if problem is None:
+            server.serve()
+    finally:  # a failure of the loop itself goes to the drained pipe, as the interpreter's own
+        sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
     return 0
 
 
