@@ -65,3 +65,31 @@ def test_the_tolerance_edges_are_one_float_apart_and_straddle_1e_9():
     ok, bad = catalog.pairwise_edge_cases()
     assert catalog.within(catalog.ltr_sum(ok)) and not catalog.within(catalog._pairwise(ok))
     assert not catalog.within(catalog.ltr_sum(bad)) and catalog.within(catalog._pairwise(bad))
+
+
+def test_the_written_out_neumaier_sum_is_builtin_sum_from_3_12_and_is_told_apart():
+    import sys
+
+    gen = catalog.HarnessPCG32(5, 71)
+    for n in (3, 10, 17, 40):
+        values = catalog.arbitrary(gen, n)
+        if sys.version_info >= (3, 12):
+            assert catalog.neumaier(values) == sum(values)
+        else:  # 3.11: builtin sum() of floats adds left to right, as the contract does
+            assert sum(values) == catalog.ltr_sum(values)
+    name = next(n for n in catalog.OTHER_SUMS if "Neumaier" in n)
+    assert catalog.discriminating_calls()[name]  # some u where a Neumaier c_i moves the answer
+
+
+def test_a_prefix_sum_by_builtin_sum_fails_on_3_12_and_says_compensated():
+    """A student's ``sum(probs[: i + 1])`` as c_i: left to right on 3.11, Neumaier from 3.12."""
+    import sys
+
+    found = catalog.discriminating_calls()
+    calls = sorted({(tuple(p), u) for name in catalog.OTHER_SUMS for p, u in found[name]})
+    answers = [catalog.contract_id(p, u, [sum(p[: i + 1]) for i in range(len(p))]) for p, u in calls]
+    hint, pitfall = catalog.diagnose(calls, answers, None)
+    if sys.version_info >= (3, 12):
+        assert pitfall == 3 and "Neumaier" in hint and "3.11" in hint
+    else:
+        assert answers == [catalog.contract_id(p, u) for p, u in calls]

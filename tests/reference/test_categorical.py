@@ -110,9 +110,6 @@ NOT_DISTRIBUTIONS = {
     "sum-just-high": [0.5, 0.5 + 2e-9],
     "sum-just-low": [0.5, 0.5 - 2e-9],
     "all-zero": [0.0, 0.0],
-    "strings": ["0.5", "0.5"],
-    "complex": [0.5 + 0j, 0.5],
-    "none": None,
     "ragged": [[0.5], [0.25, 0.25]],
 }
 
@@ -132,9 +129,23 @@ BAD_U = {
     "neg-inf": float("-inf"),
     "np-nan": np.float64("nan"),
     "np-one": np.float64(1.0),
-    "string": "0.5",
-    "none": None,
 }
+# Not numbers at all: the contract allows TypeError or ValueError (the reference raises ValueError).
+NOT_NUMBER_PROBS = {"strings": ["0.5", "0.5"], "complex": [0.5 + 0j, 0.5], "none": None,
+                    "none-entry": [None, 1.0]}
+NOT_NUMBER_U = {"string": "0.5", "none": None, "bool": True}
+
+
+@pytest.mark.parametrize("probs", list(NOT_NUMBER_PROBS.values()), ids=list(NOT_NUMBER_PROBS))
+def test_probs_that_are_not_numbers_raise(probs):
+    with pytest.raises((TypeError, ValueError)):
+        sample_categorical(probs, 0.5)
+
+
+@pytest.mark.parametrize("u", list(NOT_NUMBER_U.values()), ids=list(NOT_NUMBER_U))
+def test_u_that_is_not_a_number_raises(u):
+    with pytest.raises((TypeError, ValueError)):
+        sample_categorical([0.5, 0.5], u)
 
 
 @pytest.mark.parametrize("u", list(BAD_U.values()), ids=list(BAD_U))

@@ -72,18 +72,32 @@ def test_stream_range_ends_are_accepted(stream):
     assert 0 <= PCG32(1, stream).next_u32() < 2**32
 
 
-BAD_U64 = [-1, 2**64, 2**70, 1.0, 42.5, "42", None, float("nan")]
+OUT_OF_RANGE = [-1, 2**64, 2**70, np.int64(-1)]
+NOT_INTEGERS = [1.0, 42.5, "42", None, float("nan")]
 
 
-@pytest.mark.parametrize("seed", BAD_U64, ids=repr)
-def test_bad_seed_raises_value_error(seed):
+@pytest.mark.parametrize("seed", OUT_OF_RANGE, ids=repr)
+def test_out_of_range_seed_raises_value_error(seed):
     with pytest.raises(ValueError):
         PCG32(seed, 54)
 
 
-@pytest.mark.parametrize("stream", BAD_U64, ids=repr)
-def test_bad_stream_raises_value_error(stream):
+@pytest.mark.parametrize("stream", OUT_OF_RANGE, ids=repr)
+def test_out_of_range_stream_raises_value_error(stream):
     with pytest.raises(ValueError):
+        PCG32(42, stream)
+
+
+@pytest.mark.parametrize("seed", NOT_INTEGERS, ids=repr)
+def test_a_seed_that_is_not_an_integer_raises(seed):
+    # The contract allows TypeError or ValueError here (the reference raises ValueError).
+    with pytest.raises((TypeError, ValueError)):
+        PCG32(seed, 54)
+
+
+@pytest.mark.parametrize("stream", NOT_INTEGERS, ids=repr)
+def test_a_stream_that_is_not_an_integer_raises(stream):
+    with pytest.raises((TypeError, ValueError)):
         PCG32(42, stream)
 
 

@@ -106,15 +106,20 @@ TOP_SEED = constructed(TOP_STATES)  # words 0xffffffff, 0xffffffff: uniform 1 - 
 def variant_words(seed: int, stream: int, count: int, *, mult: int = MULTIPLIER,
                   inc: Callable[[int], int] = lambda s: (s << 1) | 1,
                   seeding: str = "pcg", rot_shift: int = 59, left: bool = False,
-                  after_step: bool = False) -> list[int]:
-    """Words of a PCG32 written with one of the classic mistakes (the defaults are the contract)."""
+                  after_step: bool = False, wrap: bool = True, rot_mask: int = 31) -> list[int]:
+    """Words of a PCG32 written with one of the classic mistakes (the defaults are the contract).
+
+    ``wrap=False`` never reduces the state mod 2**64 (Python ints do not wrap); ``rot_mask`` is then
+    what the rotation is masked with (the reference's ``old >> 59`` needs no mask, so none is 0).
+    """
     c = inc(stream) & MASK64
+    state_mask = MASK64 if wrap else -1
 
     def step(s: int) -> int:
-        return (s * mult + c) & MASK64
+        return (s * mult + c) & state_mask
 
-    state = {"pcg": lambda: step(step(0) + seed), "none": lambda: seed & MASK64,
-             "one": lambda: step(seed & MASK64), "no-last": lambda: (step(0) + seed) & MASK64,
+    state = {"pcg": lambda: step(step(0) + seed), "none": lambda: seed & state_mask,
+             "one": lambda: step(seed & state_mask), "no-last": lambda: (step(0) + seed) & state_mask,
              "seed32": lambda: step(step(0) + (seed & MASK32))}[seeding]()
     out = []
     for _ in range(count):
@@ -123,7 +128,7 @@ def variant_words(seed: int, stream: int, count: int, *, mult: int = MULTIPLIER,
         else:
             old, state = state, step(state)
         x = (((old >> 18) ^ old) >> 27) & MASK32
-        rot = (old >> rot_shift) & 31
+        rot = (old >> rot_shift) & rot_mask if rot_mask else old >> rot_shift
         turned = (x << rot) | (x >> ((-rot) & 31)) if left else (x >> rot) | (x << ((-rot) & 31))
         out.append(turned & MASK32)
     return out
@@ -142,11 +147,18 @@ WORD_VARIANTS: dict[str, tuple[int, dict]] = {
     "state = seed, then one step": (6, {"seeding": "one"}),
     "seeding without its last step": (6, {"seeding": "no-last"}),
     "the seed cut to 32 bits": (6, {"seeding": "seed32"}),
+    "a state never reduced mod 2**64 (no & (2**64 - 1) in the step)": (7, {"wrap": False, "rot_mask": 0}),
+    "a state never reduced mod 2**64, the rotation masked with & 31": (7, {"wrap": False}),
 }
 
 
-def diagnose_words(seed: int, stream: int, got: list[int], default: int) -> tuple[str, int]:
-    """A sentence naming the wrong generator that produced ``got``, and its pitfall."""
+def diagnose_words(seed: int, stream: int, got: list[int], default: int | None) -> tuple[str, int | None]:
+    """A sentence naming the wrong generator that produced ``got``, and its pitfall (``default``
+    when none matches: None where the check cannot tell which mistake it is)."""
+    big = next((i for i, w in enumerate(got) if not 0 <= w <= MASK32), None)
+    if big is not None:
+        return (f"; word {big + 1}, {got[big]:#x}, is not below 2**32: Python ints do not wrap, so "
+                "the rotated word needs & 0xFFFFFFFF (and the state & (2**64 - 1))"), 7
     for name, (pitfall, options) in WORD_VARIANTS.items():
         if variant_words(seed, stream, len(got), **options) == got:
             return f"; these are the words of a PCG32 with {name}", pitfall
@@ -172,6 +184,16 @@ def show_pcg(seed, stream) -> str:
     return f"PCG32({seed!r}, {stream!r})"
 
 
+def make(target, *args):
+    """``target.PCG32(*args)`` for a valid seed and stream; a raise is a failure of pitfall 12."""
+    r = target.map("PCG32", [args])[0]
+    if r.error is not None:
+        raise CatalogFailure(
+            f"{show_pcg(*args) if len(args) == 2 else f'PCG32({args[0]!r})'} {fmt(r.error)}; expected a "
+            "generator: every integer in [0, 2**64) is a valid seed and stream", 12)
+    return r.value
+
+
 def draw(target, gen, method: str, count: int, what: str) -> list:
     """``count`` calls of ``gen.<method>()`` in one batch; a raise is a failure naming the call."""
     values = []
@@ -184,7 +206,15 @@ def draw(target, gen, method: str, count: int, what: str) -> list:
 
 
 def new_words(target, seed, stream, count: int) -> list[int]:
+    """``count`` words of a new ``PCG32(seed, stream)``; a constructor's raise propagates as itself
+    (the sampled trials and ``ol audit --power`` count it as a kill)."""
     return [int(w) for w in draw(target, target.PCG32(seed, stream), "next_u32", count,
+                                 show_pcg(seed, stream))]
+
+
+def pcg_words(target, seed, stream, count: int) -> list[int]:
+    """``new_words`` for the exact tests: a valid seed or stream refused is a failure of pitfall 12."""
+    return [int(w) for w in draw(target, make(target, seed, stream), "next_u32", count,
                                  show_pcg(seed, stream))]
 
 
@@ -196,9 +226,11 @@ def hexes(words) -> str:
     return " ".join(f"{int(w):#010x}" for w in words)
 
 
-def check_words(seed, stream, got: list[int], want: list[int], default: int, context: str = "") -> None:
+def check_words(seed, stream, got: list[int], want: list[int], default: int | None,
+                context: str = "") -> None:
     """``got == want`` or a failure at the first differing word, naming the matching variant.
 
+    ``default`` is the pitfall when no variant matches (None: the check cannot tell which);
     ``context`` (a sentence) says why these words matter to the test.
     """
     if got == want:
@@ -225,17 +257,17 @@ def seeding_cases() -> list[tuple[int, int]]:
 
 @case("unit", "PCG32(42, 54): the published words of pcg32-demo's rounds 1 and 2; PCG32(42) too",
       "every port (numpy's, the Rust one) starts from these numbers",
-      pitfalls=(1, 2, 3, 6, 7), kills=("s01", "s02", "s03", "s06", "x01", "x04", "x05", "x07",
+      pitfalls=(1, 2, 3, 6, 7, 12), kills=("s01", "s02", "s03", "s06", "x01", "x04", "x05", "x07",
                                        "x08", "x09", "x10", "x20"))
 def test_published_vector(target):
-    got = new_words(target, 42, 54, ROUND_2_AT + 6)
-    check_words(42, 54, got[:6], list(ROUND_1), 1)
+    got = pcg_words(target, 42, 54, ROUND_2_AT + 6)
+    check_words(42, 54, got[:6], list(ROUND_1), None)
     round_2 = got[ROUND_2_AT:]
     expect(round_2 == list(ROUND_2),
            f"PCG32(42, 54).next_u32() words {ROUND_2_AT + 1}-{ROUND_2_AT + 6} (pcg32-demo's round 2, "
            f"after its coins, dice and cards) are {hexes(round_2)}, expected {hexes(ROUND_2)}: the "
            "first six words agree, so the generator goes wrong as it runs on", 7)
-    default = [int(w) for w in draw(target, target.PCG32(42), "next_u32", 6, "PCG32(42)")]
+    default = [int(w) for w in draw(target, make(target, 42), "next_u32", 6, "PCG32(42)")]
     expect(default == list(ROUND_1),
            f"PCG32(42).next_u32() gave {hexes(default)}, expected {hexes(ROUND_1)}: the default "
            "stream is 54", 2)
@@ -244,13 +276,13 @@ def test_published_vector(target):
 @case("property", "24 (seed, stream) pairs, 0 to 2**64 - 1, give pcg32_srandom_r's words; "
       "s and s + 2**63 agree",
       "a seed names one stream of numbers in every language",
-      pitfalls=(6, 2), kills=("s01", "s06", "x01", "x02", "x03", "x04", "x05", "x06"))
+      pitfalls=(6, 2, 1, 3, 7, 12), kills=("s01", "s06", "x01", "x02", "x03", "x04", "x05", "x06"))
 def test_seeding_follows_pcg32_srandom_r(target):
     for seed, stream in seeding_cases():
-        got = new_words(target, seed, stream, 8)
+        got = pcg_words(target, seed, stream, 8)
         check_words(seed, stream, got, harness_words(seed, stream, 8), 6)
     for stream in (5, 54, 2**40 + 3):
-        low, high = new_words(target, 7, stream, 8), new_words(target, 7, stream + 2**63, 8)
+        low, high = pcg_words(target, 7, stream, 8), pcg_words(target, 7, stream + 2**63, 8)
         expect(low == high, f"PCG32(7, {stream}) and PCG32(7, {stream} + 2**63) gave {hexes(low[:4])} "
                f"and {hexes(high[:4])}: (stream << 1) | 1 loses the top bit mod 2**64, so they are "
                "the same generator", 2)
@@ -272,11 +304,18 @@ def bit_agreement(a: list[int], b: list[int]) -> tuple[int, int, float]:
 
 @case("statistical", "streams 54/55, 0/1, 54/54 + 2**32, 3/a golden-ratio stream of one seed: no "
       "common run, bits agree half the time", "parallel workers get one stream each (L8.6)",
-      pitfalls=(2,), kills=("s02", "x02", "x03"))
+      pitfalls=(2, 6, 1, 3, 7, 12), kills=("s02", "x02", "x03"))
 def test_stream_independence(target):
     for s1, s2, a, b, runs, (agree, bits, pvalue) in streams_trial(target, STREAMS_SEED):
         pair = f"PCG32({STREAMS_SEED}, {s1}) and PCG32({STREAMS_SEED}, {s2})"
         why, pitfall = stream_failure(a, b)
+        if runs or pvalue < STREAMS_ALPHA:  # words not PCG's at all: name the generator's mistake
+            for seed_stream, words in ((s1, a), (s2, b)):
+                if words[:8] != harness_words(STREAMS_SEED, seed_stream, 8):
+                    sentence, pitfall = diagnose_words(STREAMS_SEED, seed_stream, words[:8], pitfall)
+                    why = (f"; PCG32({STREAMS_SEED}, {seed_stream}) itself does not give "
+                           f"pcg32_srandom_r's words{sentence}")
+                    break
         expect(runs == 0, f"{pair}: {runs} of the first {STREAMS_WORDS} words' 2-word runs of the first "
                "stream occur in the second (about 1e-13 expected): the streams are copies, or shifted "
                f"copies{why}\n  first words: {hexes(a[:4])} and {hexes(b[:4])}", pitfall)
@@ -312,15 +351,15 @@ def stream_failure(a: list[int], b: list[int]) -> tuple[str, int]:
 
 
 @case("property", "two generators of one seed agree word for word with a lone one, interleaved with a third",
-      "a seed must replay whatever else the program draws", pitfalls=(10,), kills=("x15",))
+      "a seed must replay whatever else the program draws", pitfalls=(10, 12), kills=("x15",))
 def test_same_seed_same_sequence(target):
     seed, stream = 99, 3
-    alone = new_words(target, seed, stream, 15)  # the target's own sequence: not compared with PCG's
-    other_alone = new_words(target, seed + 1, stream + 1, 5)
-    first = target.PCG32(seed, stream)
+    alone = pcg_words(target, seed, stream, 15)  # the target's own sequence: not compared with PCG's
+    other_alone = pcg_words(target, seed + 1, stream + 1, 5)
+    first = make(target, seed, stream)
     got_a = [int(w) for w in draw(target, first, "next_u32", 5, show_pcg(seed, stream))]
-    other = new_words(target, seed + 1, stream + 1, 5)
-    second = target.PCG32(seed, stream)
+    other = pcg_words(target, seed + 1, stream + 1, 5)
+    second = make(target, seed, stream)
     got_b = [int(w) for w in draw(target, second, "next_u32", 10, f"a second {show_pcg(seed, stream)}")]
     got_a += [int(w) for w in draw(target, first, "next_u32", 10, show_pcg(seed, stream))]
     expect(other == other_alone,
@@ -338,10 +377,10 @@ def test_same_seed_same_sequence(target):
 
 
 @case("property", "3000 words are ints in [0, 2**32), and every bit position takes both values",
-      "a word is what the Rust port's u32 holds", pitfalls=(7,), kills=("x10",))
+      "a word is what the Rust port's u32 holds", pitfalls=(7, 12), kills=("x10",))
 def test_next_u32_is_a_32_bit_int(target):
     for seed, stream in [(3, 54), (2**64 - 1, 1), (2024, 2**63 + 1)]:
-        words = draw(target, target.PCG32(seed, stream), "next_u32", 1000, show_pcg(seed, stream))
+        words = draw(target, make(target, seed, stream), "next_u32", 1000, show_pcg(seed, stream))
         bad = next((i for i, w in enumerate(words) if not 0 <= w <= MASK32), None)
         expect(bad is None, f"{show_pcg(seed, stream)}.next_u32() call {(bad or 0) + 1} returned "
                f"{fmt(words[bad or 0])}, outside [0, 2**32): Python ints do not wrap, mask with "
@@ -356,12 +395,12 @@ def test_next_u32_is_a_32_bit_int(target):
 
 @case("unit", "uniform() = ((w1 >> 5) * 2**26 + (w2 >> 6)) / 2**53 of its own words, w1 drawn "
       "first, 900 draws; spec's PCG32(42, 54) values", "numpy and the Rust port make the same double "
-      "of the same two words", pitfalls=(4, 5), kills=("s04", "s05", "x14"))
+      "of the same two words", pitfalls=(4, 5, 8, 9, 1, 2, 3, 6, 7, 12), kills=("s04", "s05", "x14"))
 def test_uniform_is_two_words_first_word_high(target):
     for seed, stream in [(42, 54), (2024, 1), (7, 2**40)]:
         # A twin generator gives the words: the construction is judged apart from the generator.
-        got = draw(target, target.PCG32(seed, stream), "uniform", 300, show_pcg(seed, stream))
-        words = [int(w) for w in draw(target, target.PCG32(seed, stream), "next_u32", 600,
+        got = draw(target, make(target, seed, stream), "uniform", 300, show_pcg(seed, stream))
+        words = [int(w) for w in draw(target, make(target, seed, stream), "next_u32", 600,
                                       f"a twin {show_pcg(seed, stream)}")]
         want = [contract_uniform(words[2 * i], words[2 * i + 1]) for i in range(300)]
         if got != want:
@@ -373,29 +412,29 @@ def test_uniform_is_two_words_first_word_high(target):
                 f"{want[i]!r} = ((w1 >> 5) * 2**26 + (w2 >> 6)) / 2**53 of its words {2 * i + 1} and "
                 f"{2 * i + 2} (w1 = {w1:#010x} drawn first, w2 = {w2:#010x}, from a twin generator)"
                 f"{sentence}", pitfall)
-    first = draw(target, target.PCG32(42, 54), "uniform", 2, "PCG32(42, 54)")
+    first = draw(target, make(target, 42, 54), "uniform", 2, "PCG32(42, 54)")
     if tuple(first) != FIRST_UNIFORMS_42_54:
-        words = new_words(target, 42, 54, 4)
-        check_words(42, 54, words, list(ROUND_1[:4]), 1,
+        words = pcg_words(target, 42, 54, 4)
+        check_words(42, 54, words, list(ROUND_1[:4]), None,
                     f"; so uniform() returned {fmt(first[0])}, {fmt(first[1])}, not spec/sampling.md's "
                     f"{FIRST_UNIFORMS_42_54[0]!r}, {FIRST_UNIFORMS_42_54[1]!r}")
 
 
-def name_uniform(value, w1: int, w2: int) -> tuple[str, int]:
+def name_uniform(value, w1: int, w2: int, default: int = 4) -> tuple[str, int]:
     """A sentence naming the wrong construction that makes ``value`` of ``w1, w2``, and its pitfall."""
     for name, (pitfall, alt) in uniform_variants(w1, w2).items():
         if value == alt:
             return f"; that is {name}", pitfall
-    return "", 4
+    return "", default
 
 
 @case("unit", "each uniform() consumes exactly two words: next_u32() after k uniforms is word 2k + 1",
-      "uniform i is words 2i - 1 and 2i in every port", pitfalls=(8,), kills=("x11",))
+      "uniform i is words 2i - 1 and 2i in every port", pitfalls=(8, 12), kills=("x11",))
 def test_uniform_consumes_exactly_two_words(target):
     seed, stream = 9, 54
     script = ["uniform", "next_u32", "uniform", "uniform", "next_u32", "next_u32", "uniform", "next_u32"] * 2
-    want = new_words(target, seed, stream, sum(2 if m == "uniform" else 1 for m in script))  # its own
-    gen = target.PCG32(seed, stream)
+    want = pcg_words(target, seed, stream, sum(2 if m == "uniform" else 1 for m in script))  # its own
+    gen = make(target, seed, stream)
     used = 0
     for step, method in enumerate(script):
         value = target.method(gen, method)
@@ -411,37 +450,50 @@ def test_uniform_consumes_exactly_two_words(target):
 
 
 @case("property", "2100 uniforms are integers k / 2**53, and the last of the 53 bits is used",
-      "every uniform of M07.1's exact enumeration is such a k", pitfalls=(8,), kills=("x11", "x12"))
+      "every uniform of M07.1's exact enumeration is such a k", pitfalls=(8, 9, 12), kills=("x11", "x12"))
 def test_uniform_granularity_is_2_to_minus_53(target):
     ks = []
     for seed, stream in [(2024, 1), (5, 54), (2**63 + 11, 2**50)]:
-        us = draw(target, target.PCG32(seed, stream), "uniform", 700, show_pcg(seed, stream))
+        us = draw(target, make(target, seed, stream), "uniform", 700, show_pcg(seed, stream))
         for i, u in enumerate(us):
             k = u * 2**53  # exact: a power-of-two scaling of a float64
-            expect(k == math.floor(k) and 0 <= k < 2**53,
-                   f"{show_pcg(seed, stream)}.uniform() call {i + 1} returned {fmt(u)} = {k!r} / 2**53: "
-                   "not an integer k in [0, 2**53); uniform() is (a * 2**26 + b) / 2**53, exact", 8)
+            if not (k == math.floor(k) and 0 <= k < 2**53):
+                raise CatalogFailure(
+                    f"{show_pcg(seed, stream)}.uniform() call {i + 1} returned {fmt(u)} = {k!r} / 2**53: "
+                    "not an integer k in [0, 2**53); uniform() is (a * 2**26 + b) / 2**53, exact"
+                    f"{granularity_cause(u)[0]}", granularity_cause(u)[1])
             ks.append(int(k))
     trailing = min((k & -k).bit_length() - 1 for k in ks if k) if any(ks) else 53
     expect(trailing == 0, f"all {len(ks)} uniforms are multiples of 2**-{53 - trailing}: the low "
            f"{trailing} of the 53 bits are never set (one 32-bit word gives steps of 2**-32)", 8)
 
 
+def granularity_cause(u) -> tuple[str, int | None]:
+    """Why a uniform is not k / 2**53 in [0, 1): outside the range (9), a division by 2**53 - 1
+    (9), a 32-bit word's steps (8), or none that the check can name (None)."""
+    if not 0.0 <= u < 1.0:
+        return "; it is outside [0, 1)", 9
+    if (u * (2**53 - 1)).is_integer() and u * (2**53 - 1) < 2**53:
+        return "; it is an integer over 2**53 - 1: a division by 2**53 - 1, not by 2**53", 9
+    return "", None
+
+
 @case("boundary", "0.0 and 1 - 2**-53 returned exactly, 1.0 never: at seeds solved for words 0, 0 "
       "and 0xffffffff, 0xffffffff", "-log(u) and u < p need the exact ends of [0, 1)",
-      pitfalls=(9,), kills=("x12", "x13"))
+      pitfalls=(9, 4, 5, 8, 6, 1, 2, 3, 7, 12), kills=("x12", "x13"))
 def test_uniform_range_includes_0_excludes_1(target):
     cases = [(ZERO_SEED, (0, 0), 0.0, "0.0, the smallest uniform"),
              (TOP_SEED, (MASK32, MASK32), 1.0 - 2**-53, "1 - 2**-53, the largest uniform (never 1.0)")]
     for (seed, stream), words, want, what in cases:
-        got = new_words(target, seed, stream, 2)
+        got = pcg_words(target, seed, stream, 2)
         check_words(seed, stream, got, list(words), 6,
                     f"; this seed and stream are solved from the seeding to give words {hexes(words)}")
-        u = target.method(target.PCG32(seed, stream), "uniform")
-        expect(u == want and 0.0 <= u < 1.0,
-               f"{show_pcg(seed, stream)}.uniform() returned {fmt(u)}, expected {want!r}: its two "
-               f"words are {hexes(words)}, so (a * 2**26 + b) / 2**53 is {what}"
-               f"{name_uniform(u, *words)[0]}", 9)
+        u = target.method(make(target, seed, stream), "uniform")
+        if not (u == want and 0.0 <= u < 1.0):
+            sentence, pitfall = name_uniform(u, *words, default=9)
+            raise CatalogFailure(
+                f"{show_pcg(seed, stream)}.uniform() returned {fmt(u)}, expected {want!r}: its two "
+                f"words are {hexes(words)}, so (a * 2**26 + b) / 2**53 is {what}{sentence}", pitfall)
 
 
 def chi_square(counts: list[int]) -> tuple[float, float]:
@@ -462,13 +514,21 @@ def chi_square(counts: list[int]) -> tuple[float, float]:
 
 
 @case("statistical", "4000 seeded uniforms fill 33 equal bins of [0, 1) (chi-square)",
-      "every sampler of the course assumes uniform draws", pitfalls=(4,), kills=("x14",))
+      "every sampler of the course assumes uniform draws", pitfalls=(4, 1, 2, 3, 6, 7, 12),
+      kills=("x14",))
 def test_uniform_chi_square(target):
     counts, stat, pvalue = uniform_chi_square_trial(target, CHI_SQUARE_SEED)
-    expect(pvalue >= CHI_SQUARE_ALPHA,
-           f"{CHI_SQUARE_DRAWS} uniforms of PCG32({CHI_SQUARE_SEED}, 54) in {CHI_SQUARE_BINS} bins: "
-           f"chi-square = {stat:.1f}, p-value = {pvalue:.3g} < alpha = {CHI_SQUARE_ALPHA:g}; expected "
-           f"{CHI_SQUARE_DRAWS / CHI_SQUARE_BINS:g} per bin, observed {counts}", 4)
+    if pvalue >= CHI_SQUARE_ALPHA:
+        return
+    why, pitfall = "", 4
+    words = pcg_words(target, CHI_SQUARE_SEED, 54, 8)
+    if words != harness_words(CHI_SQUARE_SEED, 54, 8):  # the words are wrong, not only uniform()
+        sentence, pitfall = diagnose_words(CHI_SQUARE_SEED, 54, words, None)
+        why = f"; its words are not pcg32_srandom_r's either ({hexes(words[:4])} ...){sentence}"
+    raise CatalogFailure(
+        f"{CHI_SQUARE_DRAWS} uniforms of PCG32({CHI_SQUARE_SEED}, 54) in {CHI_SQUARE_BINS} bins: "
+        f"chi-square = {stat:.1f}, p-value = {pvalue:.3g} < alpha = {CHI_SQUARE_ALPHA:g}; expected "
+        f"{CHI_SQUARE_DRAWS / CHI_SQUARE_BINS:g} per bin, observed {counts}{why}", pitfall)
 
 
 def uniform_chi_square_trial(target, seed: int, draws: int = CHI_SQUARE_DRAWS) -> tuple:
@@ -480,7 +540,7 @@ def uniform_chi_square_trial(target, seed: int, draws: int = CHI_SQUARE_DRAWS) -
 
 def uniform_counts(target, seed: int, draws: int) -> list[int]:
     """How many of ``draws`` uniforms of the target's ``PCG32(seed, 54)`` fall in each equal bin."""
-    return bin_counts(draw(target, target.PCG32(seed, 54), "uniform", draws, show_pcg(seed, 54)))
+    return bin_counts(draw(target, make(target, seed, 54), "uniform", draws, show_pcg(seed, 54)))
 
 
 def bin_counts(uniforms) -> list[int]:
@@ -491,19 +551,31 @@ def bin_counts(uniforms) -> list[int]:
     return np.bincount(bins, minlength=CHI_SQUARE_BINS).tolist()
 
 
-BAD_U64 = [-1, -(2**63), 2**64, 2**64 + 5, 2**70, 42.0, 42.5, math.nan, math.inf, np.float64(54.0),
-           "42", None]
+# Integers outside [0, 2**64): ValueError. Not integers at all (a float, even 42.0, NaN, a str,
+# None): TypeError or ValueError, as operator.index, range() and math.comb treat them.
+OUT_OF_RANGE = [-1, -(2**63), 2**64, 2**64 + 5, 2**70, np.int64(-1)]
+NOT_INTEGERS = [42.0, 42.5, math.nan, math.inf, np.float64(54.0), "42", None]
 
 
-@case("boundary", "a negative, >= 2**64, float, NaN, str or None seed or stream raises ValueError",
+@case("boundary", "an integer seed or stream < 0 or >= 2**64 raises ValueError; a float, NaN, str "
+      "or None raises TypeError or ValueError",
       "a wrapped or truncated seed silently replays another stream", pitfalls=(11,),
       kills=("x16", "x17"))
 def test_bad_seed_or_stream_raises(target):
-    calls = [(bad, 54) for bad in BAD_U64] + [(42, bad) for bad in BAD_U64]
-    for r in target.map("PCG32", calls):
-        expect(isinstance(r.error, ValueError),
-               f"{show_pcg(*r.args)} {fmt(r.error) if r.error else 'returned a generator'}; expected "
-               "ValueError: seed and stream must be integers in [0, 2**64)", 11)
+    calls = [((bad, 54), "seed") for bad in OUT_OF_RANGE + NOT_INTEGERS]
+    calls += [((42, bad), "stream") for bad in OUT_OF_RANGE + NOT_INTEGERS]
+    for r, (args, which) in zip(target.map("PCG32", [c for c, _ in calls]), calls):
+        bad = args[0] if which == "seed" else args[1]
+        got = fmt(r.error) if r.error else "returned a generator"
+        if any(bad is b for b in OUT_OF_RANGE):
+            expect(isinstance(r.error, ValueError) and not isinstance(r.error, TypeError),
+                   f"{show_pcg(*args)} {got}; expected ValueError: the {which} {bad!r} is an "
+                   "integer outside [0, 2**64) (a wrapped value would replay another generator)", 11)
+        else:
+            expect(isinstance(r.error, (TypeError, ValueError)),
+                   f"{show_pcg(*args)} {got}; expected TypeError or ValueError: the {which} "
+                   f"{bad!r} is not an integer ({type(bad).__name__}), and a seed and stream are "
+                   "integers in [0, 2**64)", 11)
 
 
 @case("boundary", "0 and 2**64 - 1, numpy uint64, int64, uint32 seeds and streams accepted; a numpy "
@@ -520,6 +592,6 @@ def test_valid_seeds_and_streams_accepted(target):
         if all(type(a) is int for a in args):
             continue
         seed, stream = (int(a) for a in args)
-        want = new_words(target, seed, stream, 4)  # the target's own words for the Python ints
+        want = pcg_words(target, seed, stream, 4)  # the target's own words for the Python ints
         expect(got == want, f"{show_pcg(*args)}.next_u32() gave {hexes(got)}, but PCG32({seed}, "
                f"{stream}) gives {hexes(want)}: a numpy scalar means the same integer", 12)

@@ -38,6 +38,7 @@ from harness.exact import (
     u_of,
 )
 from harness.sources import HarnessPCG32
+from harness.target import ContractViolation
 
 FN = "sample_categorical"
 HAND = [0.25, 0.0, 0.5, 0.25]  # CDF [1/4, 1/4, 3/4, 1]: id 1 has probability 0
@@ -86,6 +87,31 @@ def _pairwise(values: list[float]) -> float:
     return float(np.sum(np.array(values, dtype=np.float64)))
 
 
+def neumaier(values) -> float:
+    """Neumaier's compensated sum, written out: what builtin ``sum()`` of floats computes from
+    Python 3.12 on (on 3.11 builtin ``sum()`` adds left to right, as the contract does)."""
+    total, compensation = 0.0, 0.0
+    for v in values:
+        v = float(v)
+        t = total + v
+        if abs(total) >= abs(v):
+            compensation += (total - t) + v
+        else:
+            compensation += (v - t) + total
+        total = t
+    return total + compensation if compensation and math.isfinite(compensation) else total
+
+
+# The sums that are not the contract's left-to-right loop, by what a failure calls them.
+COMPENSATED = "a compensated sum"
+OTHER_TOTALS: dict[str, Callable[[list[float]], float]] = {
+    "numpy's pairwise np.sum": _pairwise,
+    "math.fsum (a correctly rounded, compensated sum)": math.fsum,
+    "a Neumaier-compensated sum (builtin sum() of floats from Python 3.12; on 3.11 builtin sum() "
+    "adds left to right)": neumaier,
+}
+
+
 def _normalized(probs) -> list[float]:
     total = running_sums(probs)[-1]
     return [c / total for c in running_sums(probs)]
@@ -93,6 +119,11 @@ def _normalized(probs) -> list[float]:
 
 def _descending(probs, u: float) -> int:
     return len(probs) - 1 - contract_id(list(probs)[::-1], u)
+
+
+def _renormalized(probs, u: float) -> int:
+    total = running_sums(probs)[-1]
+    return contract_id([float(v) / total for v in probs], u)
 
 
 def _last_id_tail(probs, u: float) -> int:
@@ -105,36 +136,126 @@ VARIANTS: dict[str, tuple[Callable[[Sequence[float], float], int], int]] = {
     "u <= c_i": (lambda p, u: contract_id(p, u, strict=False), 1),
     "the last id, positive or not, for the rounding tail": (_last_id_tail, 2),
     "numpy's pairwise np.sum for each c_i": (lambda p, u: contract_id(p, u, _prefix(p, _pairwise)), 3),
-    "math.fsum for each c_i": (lambda p, u: contract_id(p, u, _prefix(p, math.fsum)), 3),
+    "math.fsum for each c_i (a compensated, correctly rounded sum)":
+        (lambda p, u: contract_id(p, u, _prefix(p, math.fsum)), 3),
+    "a Neumaier-compensated sum for each c_i (what builtin sum() of floats does from Python 3.12 "
+    "on; on 3.11 builtin sum() adds left to right)": (lambda p, u: contract_id(p, u, _prefix(p, neumaier)), 3),
     "a CDF divided by its total": (lambda p, u: contract_id(p, u, _normalized(p)), 3),
+    "probs renormalized (each p_i / the sum) before the running sums": (_renormalized, 7),
     "u < c_(i-1), before adding p_i": (lambda p, u: contract_id(p, u, [0.0, *running_sums(p)[:-1]]), 8),
     "u < p_i, no running sum": (lambda p, u: contract_id(p, u, [float(v) for v in p]), 8),
     "the inverse CDF over descending ids": (_descending, 9),
 }
 
 
-def diagnose(calls: Sequence[tuple], answers: Sequence[object], default: int) -> tuple[str, int]:
-    """A hint naming the wrong inverse CDF that gives every one of ``answers``, and its pitfall."""
-    for name, (variant, pitfall) in VARIANTS.items():
-        if all(variant(p, u) == a for (p, u), a in zip(calls, answers)):
-            return f" (every answer matches {name})", pitfall
-    return "", default
+def diagnose(calls: Sequence[tuple], answers: Sequence[object], default: int | None
+             ) -> tuple[str, int | None]:
+    """A hint naming the wrong inverse CDFs that give every one of ``answers``, and the pitfall of
+    the first; ``default`` when none does (None where the check cannot tell)."""
+    names = [(name, pitfall) for name, (variant, pitfall) in VARIANTS.items()
+             if all(variant(p, u) == a for (p, u), a in zip(calls, answers))]
+    if not names:
+        return "", default
+    return f" (every answer matches {' and also '.join(n for n, _ in names)})", names[0][1]
 
 
-def check_answers(target, calls: list[tuple], why: str, default: int) -> None:
+def explain(probs: Sequence[float], u: float) -> str:
+    """Why the contract answers ``contract_id(probs, u)``, in the words of its rules."""
+    sums = running_sums(probs)
+    i = contract_id(probs, u)
+    n = len(probs)
+    if u >= sums[-1]:
+        return (f"u = {u!r} >= c_{n - 1} = {sums[-1]!r}, the left-to-right sum: the rounding tail, "
+                f"which belongs to the last id with positive probability, {i}")
+    on = [j for j in range(i) if sums[j] == u]
+    if on:
+        return (f"u = {u!r} lies on the boundary c_{on[-1]} = {sums[on[-1]]!r}, and u < c_i is strict: "
+                f"it goes to the next id with positive probability, {i}")
+    low = f"c_{i - 1} = {sums[i - 1]!r}" if i else "0"
+    zeros = [j for j in range(i) if not probs[j] > 0]
+    skip = f"; ids {zeros} have probability 0 and own nothing" if zeros else ""
+    return f"{low} <= u < c_{i} = {sums[i]!r} (left-to-right running sums){skip}"
+
+
+def result_text(r) -> str:
+    return fmt(r.error) if r.error is not None else f"returned {fmt(r.value)}"
+
+
+def floats_of(probs) -> list[float]:
+    return [float(v) for v in np.asarray(probs, dtype=np.float64).reshape(-1).tolist()]
+
+
+def plain_floats(probs, u) -> bool:
+    """Whether the call is a list of Python floats and a Python float (no type to blame)."""
+    return (type(probs) is list and all(type(v) is float for v in probs)) and type(u) is float
+
+
+def error_cause(probs, u, value_elsewhere: bool) -> tuple[str, int | None]:
+    """Why a valid call raised, as far as the inputs tell: the tail (4), a sum the contract does not
+    use (3), a tolerance (6), a type (10), or nothing the check can name (None)."""
+    p = floats_of(probs)
+    top = ltr_sum(p)
+    if u >= top and value_elsewhere:
+        return (f"; only u in the rounding tail [c_(n-1), 1) = [{top!r}, 1) raised, and it belongs "
+                "to the last id with positive probability"), 4
+    other = [f"{name} gives {total(p)!r}" for name, total in OTHER_TOTALS.items()
+             if not within(total(p))]
+    if within(top) and other:
+        return (f"; probs sums to {top!r} left to right, within 1e-9 of 1, but {', '.join(other)}: "
+                "the contract checks the left-to-right sum"), 3
+    if top != 1.0:
+        return (f"; probs sums to {top!r} left to right, within 1e-9 of 1, so it is a distribution "
+                "although not exactly 1"), 6
+    if not plain_floats(probs, u):
+        return "; these types are valid wherever a list of floats and a float are", 10
+    return "", None
+
+
+def map_calls(target, calls: Sequence[tuple]) -> list:
+    """``target.map(FN, calls)``; a contract violation (a non-int answer, probs edited in place)
+    becomes a failure naming the call and its pitfall."""
+    try:
+        return target.map(FN, calls)
+    except ContractViolation as exc:
+        probs, u = next((c for c in calls if _violates(target, c)), calls[0])
+        if "in place" in str(exc):
+            raise CatalogFailure(f"{exc}: sample_categorical must work on a copy of probs", 7) from None
+        if u >= ltr_sum(floats_of(probs)):
+            raise CatalogFailure(
+                f"{exc}; expected {contract_id(floats_of(probs), float(u))}: {explain(floats_of(probs), float(u))} "
+                "(a loop that falls off the end returns None)", 4) from None
+        raise CatalogFailure(f"{exc}; expected {contract_id(floats_of(probs), float(u))}: "
+                             f"{explain(floats_of(probs), float(u))}", None) from None
+
+
+def _violates(target, call: tuple) -> bool:
+    try:
+        target.map(FN, [call])
+    except ContractViolation:
+        return True
+    return False
+
+
+def check_answers(target, calls: list[tuple], why: str, default: int | None) -> None:
     """Each ``(probs, u)`` in ``calls`` must return the contract's id; one failure lists them all."""
-    results = target.map(FN, calls)
+    results = map_calls(target, calls)
     wrong = [r for r in results if r.error is not None or r.value != contract_id(*r.args)]
     if not wrong:
         return
-    answers = [r.value if r.error is None else None for r in results]
-    hint, pitfall = diagnose(calls, answers, default)
-    lines = "\n".join(f"    {called(FN, r.args)} "
-                      f"{fmt(r.error) if r.error else 'returned ' + fmt(r.value)}, "
-                      f"expected {contract_id(*r.args)}" for r in wrong[:6])
+    answered = {repr(list(r.args[0])) for r in results if r.error is None}
+    raised = [r for r in wrong if r.error is not None]
+    if raised:
+        r = raised[0]
+        hint, pitfall = error_cause(r.args[0], r.args[1], repr(list(r.args[0])) in answered)
+    else:
+        answers = [r.value for r in results]
+        hint, pitfall = diagnose(calls, answers, default)
+    lines = "\n".join(f"    {called(FN, r.args)} {result_text(r)}, expected {contract_id(*r.args)}: "
+                      f"{explain(*r.args)}" for r in wrong[:6])
     more = f"\n    ... and {len(wrong) - 6} more" if len(wrong) > 6 else ""
-    raise CatalogFailure(f"{len(wrong)} of {len(calls)} calls gave another id than the contract's "
-                         f"inverse CDF{hint}; {why}:\n{lines}{more}", pitfall)
+    what = "raised" if raised and len(raised) == len(wrong) else "gave another answer than"
+    raise CatalogFailure(f"{len(wrong)} of {len(calls)} calls {what} the contract's inverse CDF"
+                         f"{hint}; {why}:\n{lines}{more}", pitfall)
 
 
 # -- inputs --------------------------------------------------------------------------------------
@@ -183,17 +304,19 @@ def probe_points(probs: Sequence[float]) -> list[float]:
 # -- the catalog ---------------------------------------------------------------------------------
 
 @case("unit", "[1/4, 0, 1/2, 1/4] at nine u: the CDF [1/4, 1/4, 3/4, 1] by hand",
-      "you and the test agree on the inverse CDF", pitfalls=(8, 9), kills=("x01", "x03"))
+      "you and the test agree on the inverse CDF", pitfalls=(8, 9, 1, 2, 3, 4, 6, 7, 10),
+      kills=("x01", "x03"))
 def test_hand_example(target):
     us = [0.0, 0.125, below(0.25), 0.25, 0.5, below(0.75), 0.75, 0.875, LARGEST_U]
     assert [contract_id(HAND, u) for u in us] == [0, 0, 0, 2, 2, 2, 3, 3, 3]  # the hand's answers
     check_answers(target, [(HAND, u) for u in us],
                   "id i owns c_(i-1) <= u < c_i with c = [1/4, 1/4, 3/4, 1] summed over ascending "
-                  "ids, and id 1 (probability 0) owns nothing", 8)
+                  "ids, and id 1 (probability 0) owns nothing", None)
 
 
 @case("boundary", "u = c_i goes to the next positive id, the u just below c_i to i",
-      "M07.6 and L8.1 draw the Rust port's id for every u", pitfalls=(1,), kills=("s01",))
+      "M07.6 and L8.1 draw the Rust port's id for every u", pitfalls=(1, 2, 3, 4, 6, 7, 8, 9, 10),
+      kills=("s01",))
 def test_boundary_goes_to_next_positive_id(target):
     gen = HarnessPCG32(ENUMERATION_SEED + 1, 71)
     inputs = [HAND, [0.5, 0.5], [0.125, 0.0, 0.0, 0.375, 0.5], [0.5, 0.0, 0.5], TENTHS]
@@ -208,18 +331,28 @@ def test_boundary_goes_to_next_positive_id(target):
 
 
 @case("property", "no u ever returns an id with probability 0",
-      "M07.6's residuals are full of zeros: tokens never to be emitted", pitfalls=(2,),
+      "M07.6's residuals are full of zeros: tokens never to be emitted", pitfalls=(2, 1, 3, 4, 6, 7, 8, 9),
       kills=("s02",))
 def test_zero_probability_ids_never_returned(target):
     calls = [(list(probs), u) for probs in property_inputs() for u in probe_points(probs)]
-    for r in target.map(FN, calls):
+    results = map_calls(target, calls)
+    answered = {repr(r.args[0]) for r in results if r.error is None}
+    for r in results:
         probs, u = r.args
-        expect(r.error is None, f"{called(FN, r.args)} {fmt(r.error)}; every argument is valid", 2)
-        expect(0 <= r.value < len(probs) and probs[r.value] > 0,
-               f"{called(FN, r.args)} returned id {r.value!r}, which has probability "
-               f"{probs[r.value] if 0 <= r.value < len(probs) else 'none (out of range)'}; an id "
-               f"with probability 0 is never returned (the contract's answer is "
-               f"{contract_id(probs, u)})", 2)
+        want = f"expected {contract_id(probs, u)}: {explain(probs, u)}"
+        if r.error is not None:
+            hint, pitfall = error_cause(probs, u, repr(probs) in answered)
+            raise CatalogFailure(f"{called(FN, r.args)} {fmt(r.error)}, {want}; every argument is "
+                                 f"valid{hint}", pitfall)
+        if type(r.value) is bool or not 0 <= r.value < len(probs):
+            raise CatalogFailure(f"{called(FN, r.args)} returned {fmt(r.value)}, not an id in "
+                                 f"[0, {len(probs)}); {want}", 4 if u >= ltr_sum(probs) else None)
+        if probs[r.value] > 0:
+            continue
+        hint, pitfall = diagnose([r.args], [r.value], 2)
+        raise CatalogFailure(
+            f"{called(FN, r.args)} returned id {r.value!r}, which has probability {probs[r.value]!r}, "
+            f"{want}; an id with probability 0 is never returned{hint}", pitfall)
 
 
 def tail_inputs() -> list[list[float]]:
@@ -235,20 +368,22 @@ def tail_inputs() -> list[list[float]]:
 
 
 @case("boundary", "u >= c_(n-1), below 1 by rounding, returns the last positive id",
-      "float sums fall short of 1: every u must still give a token", pitfalls=(4, 2),
+      "float sums fall short of 1: every u must still give a token", pitfalls=(4, 2, 3, 6, 7, 8, 9),
       kills=("s04", "x07"))
 def test_rounding_tail_returns_last_positive_id(target):
     calls = []
     for probs in tail_inputs():
         top = ltr_sum(probs)
         assert top < 1.0, probs  # the input really leaves a tail
-        calls += [(probs, u) for u in sorted({top, (top + 1.0) / 2, LARGEST_U}) if top <= u < 1.0]
-    check_answers(target, calls, "these u are at or above the left-to-right sum c_(n-1), in the "
+        # u = 0.0 first: an error there rejects the distribution, not the tail.
+        calls += [(probs, u) for u in [0.0, *sorted({top, (top + 1.0) / 2, LARGEST_U})] if top <= u < 1.0
+                  or u == 0.0]
+    check_answers(target, calls, "u = 0 and the u at or above the left-to-right sum c_(n-1), in the "
                   "rounding tail, which belongs to the last id with positive probability", 4)
 
 
-OTHER_SUMS = ("numpy's pairwise np.sum for each c_i", "math.fsum for each c_i",
-              "a CDF divided by its total")
+OTHER_SUMS = tuple(name for name, (_, pitfall) in VARIANTS.items()
+                   if pitfall == 3)  # np.sum, math.fsum, Neumaier (builtin sum() on 3.12+), c_i / total
 
 
 def discriminating_calls() -> dict[str, list[tuple]]:
@@ -266,8 +401,10 @@ def discriminating_calls() -> dict[str, list[tuple]]:
     return found
 
 
-@case("unit", "c_i summed left to right, not by np.sum, fsum or a normalized CDF",
-      "bit parity with the Rust port (L10.8)", pitfalls=(3,), kills=("s03", "x04", "x05"))
+@case("unit", "c_i summed left to right, not by np.sum, fsum, builtin sum() (3.12+) or a "
+      "normalized CDF",
+      "bit parity with the Rust port (L10.8)", pitfalls=(3, 1, 2, 4, 6, 7, 8, 9, 10),
+      kills=("s03", "x04", "x05"))
 def test_running_sums_are_left_to_right(target):
     found = discriminating_calls()
     # The inputs must tell every other summation apart from the contract's, or the test is void.
@@ -276,8 +413,10 @@ def test_running_sums_are_left_to_right(target):
                    key=lambda c: (len(c[0]), c))  # the short inputs first, for the message
     check_answers(target, [(list(p), u) for p, u in calls],
                   "the contract's c_i is the sum of probs[0..i] added one by one over ascending "
-                  "ids; numpy's pairwise np.sum, math.fsum and a CDF divided by its total each "
-                  "differ from it in the last bit on some of these u", 3)
+                  "ids (total += p_i); numpy's pairwise np.sum, the compensated sums (math.fsum, "
+                  "and builtin sum() of floats, Neumaier-compensated from Python 3.12 on, left to "
+                  "right on 3.11) and a CDF divided by its total each differ from it in the last "
+                  "bit on some of these u", 3)
 
 
 # -- the exact law -------------------------------------------------------------------------------
@@ -323,22 +462,40 @@ def enumerated_law(target, probs: Sequence[float]) -> dict[int, Fraction]:
     """The law of ``target``'s answers over the contract's intervals of u (both ends called)."""
     pieces = categorical_intervals(probs)
     calls = [(list(probs), end) for _, piece in pieces for end in piece.ends]
-    results = target.map(FN, calls)
+    results = map_calls(target, calls)
+    answered = {repr(r.args[0]) for r in results if r.error is None}
     law: dict[int, Fraction] = {}
-    for j, (_, piece) in enumerate(pieces):
+    for j, (want, piece) in enumerate(pieces):
         lo, hi = results[2 * j], results[2 * j + 1]
+        where = (f"every u in [{piece.ends[0]!r}, {piece.ends[1]!r}] (the uniforms k / 2**53 for "
+                 f"k = {piece.lo} .. {piece.hi}), where the contract answers {want}")
         for r in (lo, hi):
-            expect(r.error is None, f"{called(FN, r.args)} {fmt(r.error)}; every argument is valid", 5)
-            expect(type(r.value) is not bool and 0 <= r.value < len(probs),
-                   f"{called(FN, r.args)} returned {fmt(r.value)}: not an id in [0, {len(probs)})", 4)
+            if r.error is not None:
+                hint, pitfall = error_cause(r.args[0], r.args[1], repr(r.args[0]) in answered)
+                raise CatalogFailure(f"{called(FN, r.args)} {fmt(r.error)}; expected {want}, as for "
+                                     f"{where}: every argument is valid{hint}", pitfall)
+            if type(r.value) is bool or not 0 <= r.value < len(probs):
+                raise CatalogFailure(f"{called(FN, r.args)} returned {fmt(r.value)}, not an id in "
+                                     f"[0, {len(probs)}); expected {want}, as for {where}",
+                                     4 if r.args[1] >= ltr_sum(probs) else None)
         if lo.value != hi.value:
-            hint, pitfall = diagnose([lo.args, hi.args], [lo.value, hi.value], 3)
+            hint, pitfall = diagnose(calls, [r.value for r in results], None)  # every end: less ambiguous
             raise CatalogFailure(
                 f"{called(FN, lo.args)} returned {lo.value} but {called(FN, hi.args)} returned "
-                f"{hi.value}{hint}: both u lie in one interval of the contract's inverse CDF, "
-                f"[{piece.ends[0]!r}, {piece.ends[1]!r}], where the answer must be the same", pitfall)
+                f"{hi.value}{hint}: the answer must be one id for {where}", pitfall)
         law[int(lo.value)] = law.get(int(lo.value), Fraction(0)) + piece.measure
     return law
+
+
+def law_difference(target, probs: Sequence[float]) -> str:
+    """The first interval of u on which the target's answer is not the contract's, in words."""
+    for want, piece in categorical_intervals(probs):
+        r = target.map(FN, [(list(probs), piece.ends[0])])[0]
+        if r.error is None and r.value != want:
+            return (f"\n  it returns {r.value} for every u in [{piece.ends[0]!r}, {piece.ends[1]!r}] "
+                    f"(the uniforms k / 2**53 for k = {piece.lo} .. {piece.hi}), where the contract "
+                    f"answers {want}: {explain(list(probs), piece.ends[0])}")
+    return ""
 
 
 @functools.cache
@@ -353,7 +510,7 @@ def enumeration_inputs() -> tuple[tuple[float, ...], ...]:
 
 
 @case("statistical", "the output law over all 2**53 uniforms, enumerated exactly",
-      "M07.6's output = p theorem needs the residual's exact law", pitfalls=(8, 3),
+      "M07.6's output = p theorem needs the residual's exact law", pitfalls=(8, 1, 2, 3, 4, 6, 7, 9, 10),
       kills=("x01", "x02"))
 def test_output_law_enumerated_exactly(target):
     for probs in enumeration_inputs():
@@ -364,10 +521,13 @@ def test_output_law_enumerated_exactly(target):
         gap = max(abs(law.get(i, 0) - expected.get(i, 0)) for i in set(law) | set(expected))
         if gap > bound:
             allowed = "0, the arithmetic is exact" if exact else f"{float(bound):.3g} = 2n ULP"
+            answers = [(list(probs), piece.ends[0]) for _, piece in categorical_intervals(probs)]
+            hint, pitfall = diagnose(answers, [r.value for r in target.map(FN, answers)], 8)
             raise CatalogFailure(
                 f"the enumerated output law of {FN}(probs, u) over every uniform u = k / 2**53 is "
-                f"not probs (largest gap {float(gap):.3g}, allowed {allowed})\n  probs = "
-                f"{list(probs)}\n{law_table(law, expected)}", 8)
+                f"not probs (largest gap {float(gap):.3g}, allowed {allowed}){hint}\n  probs = "
+                f"{list(probs)}{law_difference(target, probs)}\n  the mass of each id, the "
+                f"target's against the contract's:\n{law_table(law, expected)}", pitfall)
 
 
 # -- the chi-square ------------------------------------------------------------------------------
@@ -395,12 +555,15 @@ def chi_square_trial(target, seed: int, draws: int = CHI_SQUARE_DRAWS):
 
     probs = chi_square_probs()
     counts = [0] * len(probs)
-    for r in target.map(FN, chi_square_calls(seed, draws)):
+    for r in map_calls(target, chi_square_calls(seed, draws)):
         if r.error is not None:
-            raise CatalogFailure(f"{called(FN, r.args)} {fmt(r.error)}; every argument is valid", 5)
+            hint, pitfall = error_cause(list(probs), r.args[1], False)
+            raise CatalogFailure(f"{called(FN, r.args)} {fmt(r.error)}; expected "
+                                 f"{contract_id(probs, r.args[1])}: every argument is valid{hint}", pitfall)
         if type(r.value) is bool or not 0 <= r.value < len(probs):
             raise CatalogFailure(f"{called(FN, r.args)} returned {fmt(r.value)}, not an id in "
-                                 f"[0, {len(probs)})", 4)
+                                 f"[0, {len(probs)}); expected {contract_id(probs, r.args[1])}",
+                                 4 if r.args[1] >= ltr_sum(probs) else None)
         counts[int(r.value)] += 1
     expected = [draws * p for p in probs]
     obs, exp = merge_small(counts, expected)
@@ -409,7 +572,7 @@ def chi_square_trial(target, seed: int, draws: int = CHI_SQUARE_DRAWS):
 
 
 @case("statistical", f"{CHI_SQUARE_DRAWS} seeded draws match probs (chi-square)",
-      "the same law on an arbitrary distribution (L8.1)", pitfalls=(8,), kills=("x01", "x02"))
+      "the same law on an arbitrary distribution (L8.1)", pitfalls=(8, 3, 4, 6, 10), kills=("x01", "x02"))
 def test_chi_square(target):
     counts, expected, stat, pvalue = chi_square_trial(target, CHI_SQUARE_SEED)
     expect(pvalue >= CHI_SQUARE_ALPHA,
@@ -422,15 +585,24 @@ def test_chi_square(target):
 
 # -- errors, the tolerance, the argument types ---------------------------------------------------
 
-def expect_value_error(target, calls: list[tuple], reasons: Sequence[str], pitfall: int) -> None:
-    for r, why in zip(target.map(FN, calls), reasons):
-        expect(isinstance(r.error, ValueError),
-               f"{called(FN, r.args)} {fmt(r.error) if r.error else 'returned ' + fmt(r.value)}; "
-               f"expected ValueError: {why}", pitfall)
+def expect_value_error(target, calls: list[tuple], reasons: Sequence[str], pitfall: int | None,
+                       not_numbers: Sequence[bool] | None = None) -> None:
+    """Each call must raise ValueError; where ``not_numbers[i]`` (an argument that is not a number
+    at all), TypeError is accepted too, as Python raises it for a wrong type."""
+    not_numbers = not_numbers or [False] * len(calls)
+    for r, why, nan in zip(map_calls(target, calls), reasons, not_numbers):
+        wanted = (TypeError, ValueError) if nan else ValueError
+        expect(isinstance(r.error, wanted),
+               f"{called(FN, r.args)} {result_text(r)}; expected "
+               f"{'TypeError or ValueError' if nan else 'ValueError'}: {why}", pitfall)
 
 
-@case("boundary", "empty, not 1-D, negative, NaN, inf, sum far from 1 raise",
-      "a silent answer on a broken distribution hides the bug", pitfalls=(5,),
+SUM_OFF = {"the sum is 0.9": -1, "the sum is 1.1": 1, "the sum is 0": -1, "the sum is 2": 1}
+
+
+@case("boundary", "empty, not 1-D, negative, NaN, inf, sum far from 1 raise ValueError; entries that "
+      "are not numbers raise TypeError or ValueError",
+      "a silent answer on a broken distribution hides the bug", pitfalls=(5, 6),
       kills=("s05", "x08", "x09", "x10"))
 def test_invalid_distributions_raise(target):
     bad = [([], "empty"), (np.array([[0.5, 0.5]]), "2-D"), ([[0.5], [0.5]], "2-D"),
@@ -439,18 +611,40 @@ def test_invalid_distributions_raise(target):
            ([0.5, math.nan, 0.5], "NaN"), ([math.inf], "infinite"), ([1.0, -math.inf], "infinite"),
            ([0.5, 0.4], "the sum is 0.9"), ([0.5, 0.6], "the sum is 1.1"),
            ([0.0, 0.0], "the sum is 0"), ([1.0, 1.0], "the sum is 2")]
-    expect_value_error(target, [(p, 0.5) for p, _ in bad],
-                       [f"probs is not a distribution ({why})" for _, why in bad], 5)
+    not_numbers = [(["0.5", "0.5"], "strings, not numbers (float('0.5') would hide it)"),
+                   ([None, 1.0], "None is not a number"), ([0.5 + 0j, 0.5], "a complex entry"),
+                   (None, "None, not an array of numbers")]
+    results = map_calls(target, [(p, 0.5) for p, _ in bad])
+    # Sums off one side of 1 accepted, off the other rejected: the tolerance is one-sided.
+    sides = {SUM_OFF[why]: isinstance(r.error, ValueError) for r, (_, why) in zip(results, bad)
+             if why in SUM_OFF}
+    for r, (probs, why) in zip(results, bad):
+        if isinstance(r.error, ValueError):
+            continue
+        message = (f"{called(FN, r.args)} {result_text(r)}; expected ValueError: probs is not a "
+                   f"distribution ({why})")
+        if why in SUM_OFF and sides[-SUM_OFF[why]]:
+            raise CatalogFailure(f"{message}; a sum {'below' if SUM_OFF[why] < 0 else 'above'} 1 is "
+                                 f"accepted while one {'above' if SUM_OFF[why] < 0 else 'below'} is "
+                                 "rejected: the tolerance must be two-sided, |sum - 1| <= 1e-9", 6)
+        raise CatalogFailure(message, 5)
+    expect_value_error(target, [(p, 0.5) for p, _ in not_numbers],
+                       [f"probs is not a distribution ({why})" for _, why in not_numbers], 5,
+                       [True] * len(not_numbers))
 
 
-@case("boundary", "u NaN, infinite, < 0, >= 1 or not a number raises",
+@case("boundary", "u NaN, infinite, < 0, >= 1 raises ValueError; u not a number (None, a str, a "
+      "bool) raises TypeError or ValueError",
       "a u outside [0, 1) is a broken generator, never a token", pitfalls=(5,),
       kills=("s05", "x13", "x14"))
 def test_invalid_u_raises(target):
     bad = [math.nan, math.inf, -math.inf, -0.5, -5e-324, 1.0, math.nextafter(1.0, 2.0), 1.5, 2.0,
-           np.float64(1.0), np.float32(math.nan), True, None]
-    expect_value_error(target, [([0.5, 0.5], u) for u in bad],
-                       [f"u = {u!r} is not a finite real number in [0, 1)" for u in bad], 5)
+           np.float64(1.0), np.float32(math.nan)]
+    not_numbers = [True, None, "0.5"]
+    expect_value_error(target, [([0.5, 0.5], u) for u in bad + not_numbers],
+                       [f"u = {u!r} is not a finite real number in [0, 1)" for u in bad]
+                       + [f"u = {u!r} is not a number ({type(u).__name__}); u is a float in [0, 1)"
+                          for u in not_numbers], 5, [False] * len(bad) + [True] * len(not_numbers))
 
 
 def tolerance_edges() -> dict[str, float]:
@@ -485,7 +679,7 @@ def pairwise_edge_cases() -> tuple[tuple[float, ...], ...]:
 
 
 @case("boundary", "a sum within 1e-9 of 1 accepted, one float beyond rejected",
-      "softmaxes upstream (L8.1) never sum to exactly 1", pitfalls=(6, 3),
+      "softmaxes upstream (L8.1) never sum to exactly 1", pitfalls=(6, 3, 1, 4, 7, 8, 9, 10),
       kills=("s06", "x06", "x11", "x12"))
 def test_sum_tolerance_edge(target):
     edges = tolerance_edges()
@@ -502,18 +696,24 @@ def test_sum_tolerance_edge(target):
     ok, bad = pairwise_edge_cases()
     assert within(ltr_sum(ok)) and not within(_pairwise(ok)), ok  # they must discriminate
     assert not within(ltr_sum(bad)) and within(_pairwise(bad)), bad
-    r = target.map(FN, [(list(ok), 0.5)])[0]
+    r = map_calls(target, [(list(ok), 0.5)])[0]
     expect(r.error is None and r.value == contract_id(ok, 0.5),
-           f"{called(FN, r.args)} {fmt(r.error) if r.error else 'returned ' + fmt(r.value)}, "
-           f"expected {contract_id(ok, 0.5)}: the left-to-right sum {ltr_sum(ok)!r} is within 1e-9 "
-           f"of 1 (numpy's pairwise np.sum, {_pairwise(ok)!r}, is not)", 3)
+           f"{called(FN, r.args)} {result_text(r)}, expected {contract_id(ok, 0.5)}: the "
+           f"left-to-right sum {ltr_sum(ok)!r} is within 1e-9 of 1 ({other_totals(ok)})", 3)
     expect_value_error(target, [(list(bad), 0.5)],
                        [(f"the left-to-right sum {ltr_sum(bad)!r} is more than 1e-9 away from 1 "
-                         f"(numpy's pairwise np.sum, {_pairwise(bad)!r}, is not)")], 3)
+                         f"({other_totals(bad)})")], 3)
+
+
+def other_totals(probs) -> str:
+    """What each sum the contract does not use makes of ``probs``, and on which side of 1e-9."""
+    return "; ".join(f"{name}: {total(list(probs))!r}, "
+                     f"{'within' if within(total(list(probs))) else 'not within'} 1e-9"
+                     for name, total in OTHER_TOTALS.items())
 
 
 @case("property", "array-likes and numpy scalars accepted, nothing modified",
-      "callers (M07.6, L8.1) reuse their arrays afterwards", pitfalls=(7, 10),
+      "callers (M07.6, L8.1) reuse their arrays afterwards", pitfalls=(7, 10, 1, 2, 3, 4, 6, 8, 9),
       kills=("x15", "x16"))
 def test_inputs_accepted_and_not_modified(target):
     p3 = [0.5, 0.25, 0.25]
@@ -531,13 +731,18 @@ def test_inputs_accepted_and_not_modified(target):
             calls.append((probs, u))
             what.append(f"probs {form}, u {kind}")
     before = [np.array(p, copy=True) for p, _ in calls]
-    for r, label, saved in zip(target.map(FN, calls), what, before):
-        want = contract_id([float(v) for v in np.asarray(r.args[0]).tolist()], float(r.args[1]))
-        expect(r.error is None, f"{called(FN, r.args)} {fmt(r.error)}; expected {want}: "
-               f"{label} is valid (numpy scalars are accepted wherever a Python number is)", 10)
+    for r, label, saved in zip(map_calls(target, calls), what, before):
+        plain = (floats_of(r.args[0]), float(r.args[1]))
+        want = contract_id(*plain)
+        if r.error is not None:
+            ok = target.map(FN, [plain])[0]  # the same values as a list of floats and a float
+            pitfall = 10 if ok.error is None else error_cause(*plain, False)[1]
+            raise CatalogFailure(f"{called(FN, r.args)} {fmt(r.error)}; expected {want}: {label} is "
+                                 "valid (numpy scalars, ints, tuples and float32 arrays are accepted "
+                                 "wherever a Python float or list is)", pitfall)
         if r.value != want:
-            hint, pitfall = diagnose([(np.asarray(r.args[0]).tolist(), float(r.args[1]))], [r.value], 8)
-            raise CatalogFailure(f"{called(FN, r.args)} returned {fmt(r.value)}, expected {want}"
-                                 f"{hint} ({label})", pitfall)
+            hint, pitfall = diagnose([plain], [r.value], None)
+            raise CatalogFailure(f"{called(FN, r.args)} returned {fmt(r.value)}, expected {want}: "
+                                 f"{explain(*plain)}{hint} ({label})", pitfall)
         expect(np.array_equal(np.asarray(r.args[0]), saved), f"{called(FN, r.args)} modified probs "
                "in place; no function modifies its arguments", 7)

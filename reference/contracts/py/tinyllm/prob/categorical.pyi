@@ -27,9 +27,13 @@ def sample_categorical(probs: ArrayLike, u: float) -> int:
         - if rounding leaves ``u >= c_{n-1}``, the last id with positive probability is returned.
 
     Raises:
-        ValueError: ``probs`` is not a distribution (empty, not 1-D, not real numbers, NaN or
-            infinite, negative, or a left-to-right sum more than 1e-9 away from 1).
-        ValueError: ``u`` is not a finite real number in [0, 1) (NaN, infinite, < 0, >= 1).
+        ValueError: ``probs`` is not a distribution (empty, not 1-D, NaN or infinite, negative,
+            or a left-to-right sum more than 1e-9 away from 1).
+        ValueError: ``u`` is a real number outside [0, 1) (NaN, infinite, < 0, >= 1).
+        TypeError or ValueError: ``probs`` or one of its entries, or ``u``, is not a real number
+            at all (None, a string such as "0.5", a bool, a complex number). Either is accepted:
+            Python raises TypeError for a wrong type (``math.isfinite(None)`` does), and a string
+            must never be converted (``float("0.5")`` would hide it).
 
     ``probs`` is not modified.
     """

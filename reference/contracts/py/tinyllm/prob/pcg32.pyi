@@ -16,9 +16,15 @@ class PCG32:
         mod 2**64). The top bit of ``stream`` is shifted out, so streams ``s`` and ``s + 2**63``
         give the same generator.
 
+        ``seed`` and ``stream`` are integers: Python ints and numpy integer scalars are accepted.
+
         Raises:
-            ValueError: ``seed`` or ``stream`` is not an integer in [0, 2**64) (negative, too
-                large, a float, a string, None). numpy integer scalars are accepted.
+            ValueError: ``seed`` or ``stream`` is an integer outside [0, 2**64) (negative, or
+                2**64 and above): it is never wrapped.
+            TypeError or ValueError: ``seed`` or ``stream`` is not an integer at all (a float,
+                even an integral one such as 42.0, NaN or inf; a string; None). Either is
+                accepted, as ``operator.index`` raises TypeError for a float where Python wants an
+                integer.
         """
 
     def next_u32(self) -> int:
