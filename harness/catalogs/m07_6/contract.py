@@ -170,10 +170,10 @@ def alternative_normalizers(p, q, nums) -> dict[str, tuple[list[float], int]]:
     arr = np.array(nums, dtype=np.float64)
     return {
         "np.sum (pairwise)": ((arr / np.sum(arr)).tolist(), 8),
-        "math.fsum (exact, correctly rounded)": ([x / math.fsum(nums) for x in nums], 19),
         "a Neumaier compensated sum: builtin sum() of floats from Python 3.12 on "
         "(on 3.11 builtin sum() adds left to right and is the contract's)":
             ([x / neumaier_sum(nums) for x in nums], 19),
+        "math.fsum (exact, correctly rounded)": ([x / math.fsum(nums) for x in nums], 19),
         "a sum over descending ids": ([x / ltr_sum(reversed(nums)) for x in nums], 8),
         "a sum of the sorted numerators": ([x / ltr_sum(sorted(nums)) for x in nums], 8),
         "1 - alpha": ([x / (1.0 - alpha) for x in nums], 8),
@@ -223,9 +223,9 @@ def sum_problem(got: float, p, q, exact_words: str) -> tuple[int | None, str]:
     mins = [min(a, b) for a, b in zip(p, q)]
     named = [
         (float(np.minimum(np.array(p), np.array(q)).sum()), 8, "numpy's pairwise sum"),
-        (math.fsum(mins), 19, "math.fsum"),
         (neumaier_sum(mins), 19, ("a Neumaier compensated sum (builtin sum() of floats from "
                                   "Python 3.12 on; on 3.11 builtin sum() adds left to right)")),
+        (math.fsum(mins), 19, "math.fsum"),
         (1.0 - 0.5 * ltr_sum(abs(a - b) for a, b in zip(p, q)), 9, "1 - TV(p, q)"),
     ]
     for value, pitfall, name in named:

@@ -465,7 +465,8 @@ def test_accept_rejects_bad_arguments(target):
     bad = [(0.5, 0.0, 0.5), (0.0, 0.0, 0.0), (0.5, -0.25, 0.5), (-0.25, 0.5, 0.5),
            (0.5, 0.5, 1.0), (0.5, 0.5, -0.25), (0.5, 0.5, 1.5), (math.nan, 0.5, 0.5),
            (0.5, math.nan, 0.5), (0.5, 0.5, math.nan), (math.inf, 0.5, 0.5), (0.5, math.inf, 0.5),
-           (0.5, 0.5, math.inf), (0.5, 0.5, -math.inf)]
+           (0.5, 0.5, math.inf), (0.5, 0.5, -math.inf),
+           (True, 1.0, 0.5), (0.5, True, 0.5), (0.5, 1.0, False)]  # bools are not probabilities
     for v in NOT_NUMBERS:  # not real numbers: TypeError or ValueError
         bad += [(v, 0.5, 0.5), (0.5, v, 0.5), (0.5, 0.5, v)]
     for r in target.map("rejection_accept", bad):
