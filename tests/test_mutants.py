@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from harness import mutants as mutants_module
+from harness.catalogs.m07_6 import test_catalog as catalog
 from harness.course import load_course
 from harness.errors import HarnessError, MutantDoesNotApply
 from harness.mutants import Edit, Mutant, apply, find_mutant, load_mutants, mutants_dir
@@ -195,6 +196,13 @@ HAND_RESIDUAL = call("residual_distribution", HAND_P, HAND_Q)
 HAND_ALPHA = call("acceptance_probability", HAND_P, HAND_Q)
 DISJOINT = call("residual_distribution", DISJOINT_P, DISJOINT_Q)
 FIRST_TRY = draw(HALVES, HALVES, 1.0, 0.1, 0.9)  # proposal 0.1 -> id 0, ratio 1 accepts 0.9
+RISING, FALLING = [0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.2, 0.1]  # residual entries not float32 numbers
+_Z = (0.3 - 0.2) + (0.4 - 0.1)
+RISING_RESIDUAL = "returns " + show(np.array([0.0, 0.0, (0.3 - 0.2) / _Z, (0.4 - 0.1) / _Z]))
+SUM_P, SUM_Q = catalog.discriminating_pair()  # a left-to-right Z no compensated sum gives
+SUM_RESIDUAL = "returns " + show(np.array(catalog.expected_residual(SUM_P, SUM_Q)))
+ALPHA_P, ALPHA_Q = catalog.discriminating_alpha_pair()
+ALPHA_LTR = "returns " + show(catalog.ltr_sum(min(a, b) for a, b in zip(ALPHA_P, ALPHA_Q)))
 
 
 def hand_law(mod: types.ModuleType) -> str:
@@ -252,6 +260,19 @@ PROBES: dict[str, tuple[Probe, str]] = {
     # Ten ids of 0.1: left to right 0.9999999999999999, pairwise (and 1 - TV) 1.0.
     "x19": (call("acceptance_probability", [0.1] * 10, [0.1] * 10), "returns 0.9999999999999999"),
     "x20": (call("acceptance_probability", [0.1] * 10, [0.1] * 10), "returns 0.9999999999999999"),
+    "x21": (call("residual_distribution", RISING, FALLING), RISING_RESIDUAL),
+    # The largest uniform below 1 rounds to 1.0 in float32, and r = 1 must accept it.
+    "x22": (call("rejection_accept", 0.25, 0.25, 1 - 2**-53), "returns True"),
+    "x23": (call("residual_distribution", RISING, FALLING), RISING_RESIDUAL),
+    "x24": (call("speculative_step", HAND_P, HAND_Q, 1, 0.75, 0.25), "returns (0, False)"),
+    # The largest uniform below fl(0.6 / 0.7): u * 0.7 rounds up to 0.6.
+    "x25": (call("rejection_accept", 0.6, 0.7, 0.8571428571428571), "returns True"),
+    # Residual [0, 2/7, 5/7]: u_resample = 0 is id 1 over ascending ids, id 2 in descending order.
+    "x26": (call("speculative_step", [0.0, 0.375, 0.625], [0.875, 0.125, 0.0], 0, 0.0, 0.0),
+            "returns (1, False)"),
+    "x27": (call("residual_distribution", SUM_P, SUM_Q), SUM_RESIDUAL),
+    "x28": (call("residual_distribution", SUM_P, SUM_Q), SUM_RESIDUAL),
+    "x29": (call("acceptance_probability", ALPHA_P, ALPHA_Q), ALPHA_LTR),
 }
 
 # ---- the library as a whole ----------------------------------------------------------------------

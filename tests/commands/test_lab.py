@@ -125,3 +125,25 @@ def test_coverage_deduction_gives_the_exhaustive_matrix(module_id, module_lab):
     assert {r.mutant.id: r.killed_by for r in fast.rows} == {r.mutant.id: r.killed_by for r in full.rows}
     assert {r.mutant.id: [t.outcome for t in r.run.tests] for r in fast.rows} == \
         {r.mutant.id: [t.outcome for t in r.run.tests] for r in full.rows}
+
+
+@pytest.mark.slow
+def test_every_m07_6_mutant_is_told_its_own_pitfall_by_its_designated_tests(module_lab):
+    """Extended mutants too: each check of the M07.6 catalog names the pitfall of what it checks."""
+    lab = module_lab("M07.6")
+    for row in lab.rows:
+        for name in row.mutant.designated:
+            result = next(t for t in row.run.tests if t.name == name)
+            assert result.pitfall == row.mutant.pitfall, (row.mutant.id, name, result.message[:300])
+
+
+@pytest.mark.slow
+def test_every_m07_6_failure_names_a_pitfall_its_test_lists(module_lab):
+    """``@case(pitfalls=...)`` lists every pitfall the test's checks can name."""
+    from harness.catalog import collect
+
+    listed = {info.name: set(info.pitfalls) for info, _ in collect(load_course().module("M07.6"))}
+    for row in module_lab("M07.6").rows:
+        for result in row.run.tests:
+            if not result.ok and result.pitfall is not None:
+                assert result.pitfall in listed[result.name], (row.mutant.id, result.name, result.pitfall)

@@ -60,3 +60,14 @@ def test_loops_has_its_own_messages_and_python_types():
                 getattr(mod, fn)(*args)
             messages.append(str(info.value))
         assert messages[0] != messages[1], fn
+
+
+def test_loops_raises_type_error_for_non_numbers_as_the_contract_allows():
+    loops = load("loops")
+    for fn, args in [("rejection_accept", (None, 0.5, 0.5)), ("rejection_accept", (0.5, "0.5", 0.5)),
+                     ("speculative_step", (P, Q, None, 0.5, 0.5)),
+                     ("rejection_sample", ([0.5, 0.5], [0.5, 0.5], None, None))]:
+        with pytest.raises(TypeError):
+            getattr(loops, fn)(*args)
+    with pytest.raises(ValueError):  # a number of the wrong kind stays a ValueError
+        loops.speculative_step(P, Q, 1.0, 0.5, 0.5)

@@ -164,3 +164,10 @@ def test_rejection_stubs_document_their_value_errors(dotted):
 def test_rejection_sample_stub_documents_runtime_error():
     stubs = stub_definitions(STUB_MODULES["tinyllm.prob.rejection"])
     assert "RuntimeError" in ast.get_docstring(stubs["rejection_sample"])
+
+
+def test_rejection_contract_allows_type_error_for_non_numbers_only():
+    text = (Path(__file__).resolve().parents[2] / "reference/contracts/py/tinyllm/prob/rejection.pyi"
+            ).read_text(encoding="utf-8")
+    assert "TypeError or ValueError" in text and "math.isfinite(None)" in text
+    assert "not builtin ``sum()`` on Python 3.12+" in text

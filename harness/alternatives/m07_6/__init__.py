@@ -6,6 +6,7 @@ ALTERNATIVES = (
     Alternative(
         "loops", "rejection_loops.py",
         "plain Python lists and loops, its own argument checks with other error messages, "
+        "TypeError for an argument that is not a number (None, a string), "
         "sample_categorical reached through its module; Python bool, float and int results"),
     Alternative(
         "vectorized", "rejection_vectorized.py",

@@ -3,8 +3,9 @@
 A hidden correct implementation (see ``harness.alternatives``). Legitimate differences from the
 reference: its own argument checks (other messages, another order among them), ``p`` and ``q``
 kept as Python lists, the residual built entry by entry, ``sample_categorical`` reached through
-its module rather than imported by name. Every bad argument is a ValueError, as the contract
-says, even where Python would raise TypeError (hence the ``noqa: TRY004``).
+its module rather than imported by name. A bad number is a ValueError; an argument that is not a
+number at all (None, a string) is a TypeError, as idiomatic Python raises it and as the contract
+allows; a number of the wrong kind (a bool, a float draft id) is a ValueError.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ TOLERANCE = 1e-9
 
 
 def _real(what: str, value: object) -> float:
+    if not isinstance(value, numbers.Number):
+        raise TypeError(f"{what} is not a number: {value!r}")
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{what} is not a real number: {value!r}")  # noqa: TRY004
     value = float(value)
@@ -100,6 +103,8 @@ def residual_distribution(p, q):
 
 def speculative_step(p, q, x, u_accept, u_resample):
     p_list, q_list = _two(p, q)
+    if not isinstance(x, numbers.Number):
+        raise TypeError(f"the draft x must be an integer id, not {x!r}")
     if isinstance(x, bool) or not isinstance(x, numbers.Integral):
         raise ValueError(f"the draft x must be an integer id, not {x!r}")  # noqa: TRY004
     x = int(x)
@@ -115,6 +120,8 @@ def speculative_step(p, q, x, u_accept, u_resample):
 
 def rejection_sample(p, q, m, rng, max_tries=10000):
     p_list, q_list = _two(p, q)
+    if not isinstance(max_tries, numbers.Number):
+        raise TypeError(f"max_tries must be an integer, not {max_tries!r}")
     if isinstance(max_tries, bool) or not isinstance(max_tries, numbers.Integral):
         raise ValueError(f"max_tries must be an integer, not {max_tries!r}")  # noqa: TRY004
     if max_tries < 1:

@@ -4,9 +4,15 @@ Rules shared by every function taking ``p`` and ``q``:
     - ValueError if ``p`` or ``q`` is not a distribution (see ``categorical.pyi``) or if their
       shapes differ;
     - no function modifies its arguments;
-    - sums are left-to-right float64 loops over ascending ids, never numpy's pairwise ``np.sum``
-      (bit parity with the Rust port L10.8; see ``spec/sampling.md``);
-    - numpy scalars are accepted wherever a Python number is.
+    - sums are left-to-right float64 loops over ascending ids: not numpy's pairwise ``np.sum``,
+      not ``math.fsum``, not builtin ``sum()`` on Python 3.12+ (which is compensated); bit parity
+      with the Rust port L10.8, see ``spec/sampling.md``;
+    - arithmetic is float64 throughout: no float32 or bfloat16 ratio, residual or sum;
+    - numpy scalars are accepted wherever a Python number is;
+    - an argument that is not a number at all (None, a string, any other object) raises
+      TypeError or ValueError, either one (``math.isfinite(None)`` raises TypeError, and that is
+      fine); a number that breaks a rule (NaN, infinite, out of range, a bool or a float where
+      an integer is required) raises ValueError.
 """
 
 # Written by `ol start M07.6`. Replace each `raise NotImplementedError` with
@@ -30,7 +36,8 @@ def rejection_accept(p_x: float, q_x: float, u: float) -> bool:
         ValueError: ``q_x <= 0`` (a draft with proposal probability 0 cannot have been drawn).
         ValueError: ``p_x < 0``.
         ValueError: ``u`` outside [0, 1).
-        ValueError: any argument is NaN or infinite, or not a real number.
+        ValueError: any argument is NaN or infinite, or a bool.
+        TypeError or ValueError: any argument is not a number (None, a string).
     """
     raise NotImplementedError("rejection_accept is not implemented yet")
 
@@ -69,6 +76,7 @@ def speculative_step(
     Raises:
         ValueError: ``p`` or ``q`` is not a distribution, or their shapes differ.
         ValueError: ``x`` is not an integer (a bool is not; numpy integers are) in [0, n).
+        TypeError or ValueError: ``x`` is not a number at all (None, a string).
         ValueError: ``q[x] == 0``.
         ValueError: ``u_accept`` is not in [0, 1) or not finite (as ``rejection_accept``).
         ValueError: on rejection only, ``u_resample`` is not in [0, 1) or not finite.
@@ -95,6 +103,7 @@ def rejection_sample(
         ValueError: ``p_i > m * q_i`` for some ``i`` (the envelope fails; this includes
             ``q_i == 0 < p_i``).
         ValueError: ``max_tries < 1`` (or not an integer).
+        TypeError or ValueError: ``m`` or ``max_tries`` is not a number at all (None, a string).
         RuntimeError: no try accepts within ``max_tries`` tries (after ``2 * max_tries`` draws).
 
     The argument checks happen before the first draw: a ValueError consumes no uniform.

@@ -62,6 +62,18 @@ def test_accept_rejects_bad_arguments(args):
         rejection_accept(*args)
 
 
+@pytest.mark.parametrize("args", [(None, 0.5, 0.5), (0.5, "0.5", 0.5), (0.5, 0.5, None)])
+def test_accept_rejects_non_numbers(args):
+    with pytest.raises((TypeError, ValueError)):  # a non-number may raise either
+        rejection_accept(*args)
+
+
+def test_accept_decides_next_to_a_rounded_ratio():
+    # fl(0.6 / 0.7) = 0.8571428571428572: the uniform just below it accepts, it itself rejects.
+    assert rejection_accept(0.6, 0.7, 0.8571428571428571) == True
+    assert rejection_accept(0.6, 0.7, 0.8571428571428572) == False
+
+
 # -- acceptance_probability and residual_distribution ---------------------------------------
 
 def test_worked_example():
@@ -127,6 +139,11 @@ def test_speculative_concrete_draws():
     assert tuple(speculative_step(P, Q, 1, 0.75, 0.6)) == (2, False)  # residual CDF [.5, .5, 1, 1]
     assert tuple(speculative_step(P, Q, 1, 0.75, 0.25)) == (0, False)
     assert tuple(speculative_step(P, Q, 1, 0.25, 0.75)) == (1, True)
+
+
+def test_speculative_walks_the_residual_over_ascending_ids():
+    # Residual [0, 2/7, 5/7]: u_resample = 0 gives id 1 (the first positive id), not the largest.
+    assert tuple(speculative_step([0.0, 0.375, 0.625], [0.875, 0.125, 0.0], 0, 0.0, 0.0)) == (1, False)
 
 
 @pytest.mark.parametrize("u_resample", [0.0, 0.75, 1.0, float("nan")])
