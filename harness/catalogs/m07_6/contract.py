@@ -119,15 +119,21 @@ def bfloat16(v: float) -> float:
 
 
 def narrow_type(got: Sequence[float], want: Sequence[float]) -> str | None:
-    """"float32" or "bfloat16" when every value of ``got`` is one of that type and ``want`` is not."""
+    """"float32" or "bfloat16" when every value of ``got`` is one of that type and lies within that
+    type's rounding of ``want`` (relative 2**-7 for bfloat16, 2**-20 for float32: a few of its
+    roundings), while ``got`` is not ``want``."""
     got, want = [float(v) for v in got], [float(v) for v in want]
-    if not all(math.isfinite(v) for v in got) or got == want:
+    if not all(math.isfinite(v) for v in got) or got == want or len(got) != len(want):
         return None
-    if all(float(np.float32(v)) == v for v in want):
-        return None
-    if all(bfloat16(v) == v for v in got):
+
+    def near(rel: float) -> bool:
+        return all(abs(g - w) <= rel * max(abs(w), 2.0**-126) for g, w in zip(got, want))
+
+    if all(bfloat16(v) == v for v in got) and near(2.0**-7) and not near(2.0**-20):
         return "bfloat16"
-    if all(float(np.float32(v)) == v for v in got):
+    if all(float(np.float32(v)) == v for v in got) and near(2.0**-20):
+        return "float32"
+    if near(2.0**-20) and not near(2.0**-40):  # off by float32 rounding, not float64's
         return "float32"
     return None
 
@@ -138,8 +144,12 @@ def narrow_accept(p_x: float, q_x: float, u: float) -> str | None:
     f32 = np.float32
     if q_x > 0 and bool(f32(u) < f32(p_x) / f32(q_x)) != want:
         return "float32"
+    if q_x > 0 and (u < float(f32(p_x) / f32(q_x))) != want:  # the ratio alone in float32
+        return "float32"
     b = bfloat16
     if q_x > 0 and b(q_x) > 0 and (b(u) < b(b(p_x) / b(q_x))) != want:
+        return "bfloat16"
+    if q_x > 0 and b(q_x) > 0 and (u < b(b(p_x) / b(q_x))) != want:
         return "bfloat16"
     return None
 
@@ -153,7 +163,9 @@ def accept_problem(p_x: float, q_x: float, u: float, got: Any) -> tuple[int | No
     want = u < p_x / q_x
     kind = narrow_accept(p_x, q_x, u)
     if kind is not None:
-        return 16, (f"in {kind} u = {u!r} becomes {float(np.float32(u)) if kind == 'float32' else bfloat16(u)!r}: "
+        ratio = float(np.float32(p_x) / np.float32(q_x)) if kind == "float32" else \
+            bfloat16(bfloat16(p_x) / bfloat16(q_x))
+        return 16, (f"in {kind} the ratio p_x / q_x = {p_x / q_x!r} becomes {ratio!r}: "
                     + NARROW_WORDS.format(kind=kind))
     if not want and (u == p_x / q_x or (p_x == 0 and u == 0)):
         return 1, f"u = {u!r} is not below r = {p_x / q_x!r}; accept only when u < r, strictly"
@@ -231,6 +243,9 @@ def sum_problem(got: float, p, q, exact_words: str) -> tuple[int | None, str]:
     for value, pitfall, name in named:
         if got == value:
             return pitfall, f"it equals {name}; {exact_words}"
+    kind = narrow_type([got], [ltr_sum(mins)])
+    if kind is not None:
+        return 16, f"it is a {kind} number: the sum was computed in {kind}; {exact_words}"
     return None, exact_words
 
 

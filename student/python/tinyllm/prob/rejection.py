@@ -12,7 +12,8 @@ Rules shared by every function taking ``p`` and ``q``:
     - an argument that is not a number at all (None, a string, any other object) raises
       TypeError or ValueError, either one (``math.isfinite(None)`` raises TypeError, and that is
       fine); a number that breaks a rule (NaN, infinite, out of range, a bool or a float where
-      an integer is required) raises ValueError.
+      an integer is required) raises ValueError. Where a probability or a uniform goes, a bool
+      may be taken as the number it is (``True`` is 1) or refused with ValueError or TypeError.
 """
 
 # Written by `ol start M07.6`. Replace each `raise NotImplementedError` with
@@ -36,7 +37,7 @@ def rejection_accept(p_x: float, q_x: float, u: float) -> bool:
         ValueError: ``q_x <= 0`` (a draft with proposal probability 0 cannot have been drawn).
         ValueError: ``p_x < 0``.
         ValueError: ``u`` outside [0, 1).
-        ValueError: any argument is NaN or infinite, or a bool.
+        ValueError: any argument is NaN or infinite.
         TypeError or ValueError: any argument is not a number (None, a string).
     """
     raise NotImplementedError("rejection_accept is not implemented yet")
