@@ -9,6 +9,7 @@ contracts only (never from ol's reference or mutants), with a header saying what
     # expect: correct               passes every test
     # expect: crashed | raised | timeout | not implemented    a plain category, no pitfall
     # passes-today                  a blind spot of the catalog (a wrong file that passes)
+    # diagnosis-misses: why         a known miss of the diagnosis (the test expects it to miss)
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class Entry:
     category: str = ""
     passes_today: bool = False
     min_python: tuple[int, int] | None = None
+    misses: str = ""  # why the diagnosis is known not to name every pitfall of this file
 
     @property
     def name(self) -> str:
@@ -42,6 +44,8 @@ def _parse(module: str, path: Path) -> Entry:
     head = path.read_text(encoding="utf-8").splitlines()[:12]
     expect = next(line.split(":", 1)[1].strip() for line in head if line.startswith("# expect:"))
     passes_today = any(line.startswith("# passes-today") for line in head)
+    misses = next((line.split(":", 1)[1].strip() for line in head
+                   if line.startswith("# diagnosis-misses:")), "")
     version = re.search(r"\(python >= (\d+)\.(\d+)\)", expect)
     min_python = (int(version.group(1)), int(version.group(2))) if version else None
     expect = re.sub(r"\(.*?\)", "", expect).strip()
@@ -51,7 +55,8 @@ def _parse(module: str, path: Path) -> Entry:
         return Entry(module, path, "fail", category=CATEGORIES[expect])
     numbers = tuple(int(n) for n in re.findall(r"\d+", expect))
     assert numbers, f"{path}: cannot read the expectation {expect!r}"
-    return Entry(module, path, "fail", numbers, passes_today=passes_today, min_python=min_python)
+    return Entry(module, path, "fail", numbers, passes_today=passes_today, min_python=min_python,
+                 misses=misses)
 
 
 def entries(module: str) -> list[Entry]:

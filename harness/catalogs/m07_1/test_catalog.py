@@ -558,6 +558,11 @@ def chi_square_trial(target, seed: int, draws: int = CHI_SQUARE_DRAWS):
     for r in map_calls(target, chi_square_calls(seed, draws)):
         if r.error is not None:
             hint, pitfall = error_cause(list(probs), r.args[1], False)
+            if type(r.args[0]) is not list:  # the same numbers as a list: is it the tuple it refuses?
+                again = target.map(FN, [(list(r.args[0]), r.args[1])])[0]
+                if again.error is None:
+                    hint, pitfall = ("; the same numbers as a list are answered, and a tuple of "
+                                     "floats is valid wherever a list is"), 10
             raise CatalogFailure(f"{called(FN, r.args)} {fmt(r.error)}; expected "
                                  f"{contract_id(probs, r.args[1])}: every argument is valid{hint}", pitfall)
         if type(r.value) is bool or not 0 <= r.value < len(probs):

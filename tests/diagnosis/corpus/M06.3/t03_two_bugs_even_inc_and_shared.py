@@ -1,4 +1,5 @@
 # expect: ol pitfalls 2, 10
+# diagnosis-misses: the even increment changes every word, so the shared state's own failures are explained by pitfall 2 too
 # style: plain; module-level globals
 # bug: the state lives in a module global shared by every generator, and inc = stream << 1 is even
 import numpy as np

@@ -1,4 +1,5 @@
-# expect: ol pitfall 7
+# expect: ol pitfalls 5, 7
+# note: it also answers probs given as strings (['0.5', '0.5']), which the contract refuses (not real numbers): a second bug
 # style: numpy; saves memory with cumsum(out=...)
 # bug: I run np.cumsum(p, out=p) on np.asarray(probs), which is the caller's own float64 array
 import numpy as np

@@ -1,4 +1,5 @@
 # expect: ol pitfalls 1, 2
+# diagnosis-misses: with u <= c_i a leading zero id is landed on by the boundary rule itself, so pitfall 2's own calls are explained by pitfall 1
 # style: plain loop, textbook version
 # bug: u <= c instead of u < c, and no p_i > 0 rule (u = 0 lands on a leading zero id; the tail returns n - 1)
 import math
