@@ -677,6 +677,13 @@ def test_the_check_ends_with_the_right_outcomes(suite: Suite, case: str) -> None
             assert re.search(spec.message, test["message"]), (name, test["message"])
         else:
             assert test["outcome"] == "passed", (name, test)
+        if test["outcome"] in ("crashed", "timeout"):  # the code's own trouble: never a pitfall
+            assert test["pitfall"] is None and test["category"] in ("crashed", "exited",
+                                                                     "timeout"), (name, test)
+    diagnosis = json.loads((run.reports / "check.json").read_text())["diagnosis"]
+    if any(t["outcome"] in ("crashed", "timeout") for t in tests.values()):
+        top = diagnosis[0]  # said first, in plain words
+        assert top["kind"] in ("crashed", "exited", "timeout") and top["pitfall"] is None, top
 
 
 @pytest.mark.parametrize("case", [c.name for c in CASES])

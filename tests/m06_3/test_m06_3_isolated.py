@@ -43,4 +43,4 @@ def test_an_isolated_workspace_with_a_bug_fails_its_designated_test(mutant_id, t
     mutant = find_mutant("M06.3", mutant_id)
     ws = _workspace(tmp_path / "ws", mutant_source(mutant, MODULE))
     assert main(["check", "M06.3", "--workspace", str(ws), "-k", mutant.designated[0]]) == 1
-    assert f"see pitfall {mutant.pitfall}:" in capsys.readouterr().out
+    assert f"see ol pitfall {mutant.pitfall} (ol's own, listed by `ol tests M06.3`):" in capsys.readouterr().out
