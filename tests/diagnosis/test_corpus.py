@@ -54,8 +54,10 @@ def test_the_corpus_covers_every_pitfall_and_every_category():
 
 @pytest.mark.parametrize("entry", IN_PROCESS, ids=[e.name for e in IN_PROCESS])
 def test_an_independent_implementation_gets_its_verdict_and_its_pitfall(entry):
-    if not applies(entry):
-        pytest.skip(f"{entry.name} is a mistake only from Python {entry.min_python} on")
+    if not applies(entry):  # a mistake only on a later Python: here it is correct, and passes
+        run = check_in_process(entry)
+        assert run.verdict == "pass", [(t.name, t.message.splitlines()[0]) for t in run.failures()]
+        return
     if entry.passes_today:
         pytest.xfail(f"{entry.name}: a catalog blind spot (issue #14)")
     if entry.misses:

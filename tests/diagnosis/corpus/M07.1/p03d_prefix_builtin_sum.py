@@ -1,7 +1,6 @@
 # expect: ol pitfall 3 (python >= 3.12)
 # style: plain; builtin sum() of each prefix
 # bug: I take c_i = sum(vals[:i + 1]); builtin sum of floats is compensated (Neumaier) from Python 3.12 on
-# passes-today: on Python 3.11 (the harness python here) builtin sum() is left to right, so this is the contract; checked by hand on 3.12.1: u = 0.6, 0.7, 0.7999999999999999, 0.8999999999999999 on [0.1]*10 give the id before
 import math
 
 import numpy as np

@@ -1,8 +1,7 @@
 # expect: pitfall 19 (python >= 3.12)
 # style: plain loops, Python floats (base: correct_loops.py)
 # bug: residual normalizer z = sum(num): builtin sum of floats is compensated from Python 3.12 on (left to right on 3.11, so correct there)
-# passes-today (expected: on CPython 3.11, the harness's interpreter here, builtin sum() is left to right and the file is correct;
-#   on 3.12+ sum() is compensated and the file is pitfall 19)
+# note: correct on 3.11 (sum() adds left to right there); from 3.12 on sum() is compensated: pitfall 19
 """M07.6: rejection sampling and residual distributions."""
 
 import math
