@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from typing import Any
 
 from harness.model import WRONG, Diagnosis, Outcome, RunResult, TestResult
@@ -107,7 +108,8 @@ def diagnosis_lines(result: RunResult) -> list[str]:
         return []
     lines = ["diagnosis:"]
     for n, d in enumerate(result.diagnosis, 1):
-        lines.append(f"  {n}. {d.text}")
+        lines += textwrap.wrap(d.text, 100, initial_indent=f"  {n}. ", subsequent_indent="     ",
+                               break_long_words=False, break_on_hyphens=False)
         lines += [f"     also: {e}" for e in d.evidence[1:]]
     return lines
 
