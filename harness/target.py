@@ -137,10 +137,6 @@ def _checker(kind: str):
     return lambda v: True  # "any": values the contract does not type
 
 
-def _fits(kind: str, v: Any) -> bool:
-    return _checker(kind)(v)
-
-
 def fits_contract(kind: str, value: Any) -> bool:
     """Whether ``value`` is of the return kind ``kind`` of ``course.toml`` (``float64[]``, ...)."""
     return _checker(kind)(value)
@@ -321,7 +317,7 @@ class Target:
                 self.not_implemented = self.not_implemented or fn
             return Result(args, error=exc, draws=tuple(reply.draws))
         kind = self.returns.get(fn, "any")
-        fits = _fits(kind, reply.value)
+        fits = fits_contract(kind, reply.value)
         if not (reply.mutated or reply.aliased or not fits):
             return Result(args, value=reply.value, draws=tuple(reply.draws))
         call = f"{fn}({show_args(args)})"

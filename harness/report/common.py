@@ -6,7 +6,7 @@ import json
 import textwrap
 from typing import Any
 
-from harness.model import WRONG, Diagnosis, Outcome, RunResult, TestResult
+from harness.model import WRONG, Outcome, RunResult, TestResult
 from harness.report.escape import UNSAFE, printable
 
 # Plain markers (no emoji): they read the same in a terminal, a CI log and a step summary.
@@ -113,9 +113,6 @@ def diagnosis_lines(result: RunResult) -> list[str]:
         lines += [f"     also: {e}" for e in d.evidence[1:]]
     return lines
 
-
-def diagnosis_headline(d: Diagnosis) -> str:
-    return d.text
 
 
 def milliseconds(seconds: float) -> str:
