@@ -34,7 +34,7 @@ def to_markdown(result: RunResult) -> str:
         "| --- | --- | --- | ---: | --- |",
     ]
     for t in result.tests:
-        pitfall = str(t.pitfall) if t.pitfall is not None and not t.ok else ""
+        pitfall = (t.pitfall_label or str(t.pitfall)) if t.pitfall is not None and not t.ok else ""
         lines.append(f"| `{md_code(t.name)}` | {t.kind.value} | {MARKERS[t.outcome]} | "
                      f"{milliseconds(t.duration_s)} | {pitfall} |")
     if result.diagnosis:
