@@ -42,6 +42,11 @@ from harness.target import (
     TargetTimedOut,
 )
 
+class CatalogError(Exception):
+    """A catalog test raised an exception of its own (not an answer of the code under test): a bug
+    of ol's, reported as an internal error (exit 3, the traceback in a log), never as a failure."""
+
+
 # In-process targets are ours, but a mutant may still loop: a per-test alarm bounds it.
 IN_PROCESS_TEST_LIMIT_S = 60.0
 
@@ -103,10 +108,11 @@ def run_case(module: Module, info: CaseInfo, fn: Callable[..., Any], target: Tar
     except NotImplementedError as exc:
         outcome, message = Outcome.FAILED, f"not implemented yet: {exc}"
     except Exception as exc:  # noqa: BLE001 - the target raised something the test did not expect
-        outcome, message, raised = Outcome.ERROR, f"raised {type(exc).__name__}: {exc}", exc
         remote = getattr(exc, "remote", None) or getattr(exc, "ol_remote", None)
-        if remote is not None:
-            message = f"the code under test raised {remote}"
+        if remote is None:  # every answer of the code under test arrives rebuilt, with its remote
+            raise CatalogError(f"{info.name} itself raised {type(exc).__name__}: {exc}; this is a "
+                               "bug of ol's catalog, not of the code under test") from exc
+        outcome, message, raised = Outcome.ERROR, f"the code under test raised {remote}", exc
     duration = time.perf_counter() - start
     outcome, message, pitfall = _fail_closed(target, outcome, message, pitfall)
     if target.violation is not None and pitfall is None and target.escape is None:

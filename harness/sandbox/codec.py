@@ -318,11 +318,10 @@ def decode_reply(data: Any) -> Reply:
     status = data.get("status")
     if status not in ("returned", "raised", "exited"):
         raise MalformedReply(f"reply has unknown status {status!r}")
-    try:
-        mutated = [int(i) for i in data.get("mutated", [])]
-        draws = [int(n) for n in data.get("draws", [])]
-    except (TypeError, ValueError) as exc:
-        raise MalformedReply(f"malformed reply: {exc}") from None
+    mutated, draws = data.get("mutated", []), data.get("draws", [])
+    if not (isinstance(mutated, list) and isinstance(draws, list)
+            and all(type(i) is int and i >= 0 for i in mutated + draws)):  # noqa: RUF005
+        raise MalformedReply("malformed reply: mutated and draws must be lists of counts")
     reply = Reply(status=status, mutated=mutated, draws=draws, aliased=data.get("aliased") is True)
     if status == "returned":
         reply.value = decode(data.get("value"))
