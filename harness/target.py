@@ -357,29 +357,11 @@ class InProcessTarget(Target):
         self._files = _own_file(module)
 
     def _resolve(self, fn: str) -> Any:
-        if "." not in fn:
-            return getattr(self.module, fn)
-        cls, method = fn.split(".", 1)
-        getattr(self.module, cls)  # AttributeError, as for a missing function
-
-        def call_method(obj: Any, *args: Any, **kwargs: Any) -> Any:
-            return getattr(obj, method)(*args, **kwargs)
-
-        return call_method
+        return resolve_in(self.module, fn)
 
     def _replies(self, fn: str, calls: Sequence[tuple], kwargs: dict) -> list[Reply]:
         func = self._resolve(fn)
-        replies = []
-        for args in calls:
-            # Fresh copies, as an isolated worker gets: the test's own data stays untouched.
-            args = tuple(a.copy() if isinstance(a, np.ndarray) else
-                         list(a) if type(a) is list else a for a in args)
-            sources = [a for a in (*args, *kwargs.values()) if isinstance(a, RecordingSource)]
-            before = [draw_count(s) for s in sources]
-            reply = invoke(func, args, kwargs, IN_PROCESS_PASSTHROUGH, files=self._files)
-            reply.draws = [draw_count(s) - b for s, b in zip(sources, before)]
-            replies.append(reply)
-        return replies
+        return [invoke_on_copies(func, args, kwargs, self._files) for args in calls]
 
     def _map(self, fn: str, calls: Sequence[tuple], **kwargs: Any) -> list[Result]:
         """``Target._map`` with a lean path for the common call (immutable arguments, a plain result
@@ -413,6 +395,32 @@ class InProcessTarget(Target):
                 exc.results = results
                 raise
         return results
+
+
+def resolve_in(module: ModuleType, fn: str) -> Any:
+    """The callable ``fn`` names in our own ``module``: a function, or ``Class.method`` as a function
+    of the object (AttributeError, as for a missing function, when the class is missing)."""
+    if "." not in fn:
+        return getattr(module, fn)
+    cls, method = fn.split(".", 1)
+    getattr(module, cls)
+
+    def call_method(obj: Any, *args: Any, **kwargs: Any) -> Any:
+        return getattr(obj, method)(*args, **kwargs)
+
+    return call_method
+
+
+def invoke_on_copies(func: Any, args: tuple, kwargs: dict, files: Any = None) -> Reply:
+    """One in-process call on fresh copies of the arguments (as an isolated worker gets them: the
+    caller's data stays untouched), with the uniforms it drew from each source argument."""
+    args = tuple(a.copy() if isinstance(a, np.ndarray) else
+                 list(a) if type(a) is list else a for a in args)
+    sources = [a for a in (*args, *kwargs.values()) if isinstance(a, RecordingSource)]
+    before = [draw_count(s) for s in sources]
+    reply = invoke(func, args, kwargs, IN_PROCESS_PASSTHROUGH, files=files)
+    reply.draws = [draw_count(s) - b for s, b in zip(sources, before, strict=True)]
+    return reply
 
 
 def _own_file(module: ModuleType) -> Files | None:

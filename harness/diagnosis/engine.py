@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy
 import functools
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -43,9 +43,15 @@ from harness.model import (
     RunResult,
 )
 from harness.sandbox.codec import Handle
-from harness.sandbox.invoke import invoke
-from harness.sources import RecordingSource, draw_count
-from harness.target import IN_PROCESS_PASSTHROUGH, Result, TargetEscape, fits_contract, rebuild
+from harness.sources import RecordingSource
+from harness.target import (
+    Result,
+    TargetEscape,
+    fits_contract,
+    invoke_on_copies,
+    rebuild,
+    resolve_in,
+)
 
 MAX_PER_BATCH = 300
 MAX_DIFFERING = 120
@@ -142,15 +148,6 @@ def _object_key(value: Any) -> Any:
     return ("handle", value.id) if isinstance(value, Handle) else ("object", id(value))
 
 
-def _resolver(module: ModuleType) -> Callable[[str], Any]:
-    def resolve(fn: str) -> Any:
-        if "." not in fn:
-            return getattr(module, fn)
-        method = fn.split(".", 1)[1]
-        return lambda obj, *a, **k: getattr(obj, method)(*a, **k)
-    return resolve
-
-
 def replay(module: ModuleType, plan: Plan, wanted: set[tuple[int, int]] | None,
            returns: dict[str, str],
            costs: dict[tuple[int, int], float] | None = None,
@@ -159,7 +156,6 @@ def replay(module: ModuleType, plan: Plan, wanted: set[tuple[int, int]] | None,
 
     ``wanted``: only these calls are needed (a sequential batch still replays its prefix).
     ``costs``: filled with each call's duration."""
-    resolve = _resolver(module)
     objects: dict[Any, Any] = {}
     answers: dict[tuple[int, int], tuple[Any, Result, str]] = {}
     last = len(plan.steps) - 1
@@ -178,20 +174,16 @@ def replay(module: ModuleType, plan: Plan, wanted: set[tuple[int, int]] | None,
                 needed = mine
         calls, kwargs = (copy.deepcopy((batch.calls, batch.kwargs)) if batch.sourced
                          else (batch.calls, batch.kwargs))
-        func = resolve(batch.fn)
+        func = resolve_in(module, batch.fn)
         kind = returns.get(batch.fn, "any")
         for i in needed:
             args = tuple(objects.get(_object_key(a), a) if not isinstance(a, _PLAIN_ARGS) else a
                          for a in calls[i])
-            args = tuple(a.copy() if isinstance(a, np.ndarray) else list(a) if type(a) is list
-                         else a for a in args)
-            sources = [a for a in (*args, *kwargs.values()) if isinstance(a, RecordingSource)]
-            before = [draw_count(s) for s in sources]
             start = time.perf_counter()
-            reply = invoke(func, args, kwargs, IN_PROCESS_PASSTHROUGH)
+            reply = invoke_on_copies(func, args, kwargs)
             if costs is not None:
                 costs[(id(batch), i)] = time.perf_counter() - start
-            draws = tuple(draw_count(s) - b for s, b in zip(sources, before))
+            draws = tuple(reply.draws)
             if reply.status == "returned":
                 result = Result(calls[i], value=reply.value, draws=draws)
                 violation = ("mutated" if reply.mutated else "aliased" if reply.aliased
