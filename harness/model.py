@@ -172,6 +172,7 @@ class RunResult:
     duration_s: float = 0.0
     notes: tuple[str, ...] = field(default=())
     diagnosis: tuple[Diagnosis, ...] = field(default=())
+    seed: int | None = None  # the run seed of the randomised cases; None: the public cases
 
     @property
     def passed(self) -> int:
@@ -195,6 +196,7 @@ class RunResult:
             "module": self.module,
             "workspace": self.workspace,
             "target": self.target,
+            "seed": self.seed,
             "verdict": self.verdict,
             "passed": self.passed,
             "failed": self.failed,
@@ -213,4 +215,5 @@ class RunResult:
             duration_s=float(d.get("duration_s", 0.0)),
             notes=tuple(d.get("notes", ())),
             diagnosis=tuple(Diagnosis.from_json(x) for x in d.get("diagnosis", ())),
+            seed=d.get("seed"),
         )

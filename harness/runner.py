@@ -34,6 +34,7 @@ from harness.model import (
     TestResult,
     TraceFrame,
 )
+from harness.seeding import cases_from
 from harness.target import (
     ContractViolation,
     Target,
@@ -197,8 +198,9 @@ def _fail_closed(target: Target, outcome: Outcome, message: str, pitfall: int | 
 def run_catalog(module: Module, target: Target, workspace: str, pattern: str | None = None,
                 limit: float | None = IN_PROCESS_TEST_LIMIT_S,
                 on_result: Callable[[TestResult], None] | None = None,
-                recorder: Any = None) -> RunResult:
-    """The catalog of ``module`` (or the ``-k`` selection) against ``target``.
+                recorder: Any = None, seed: int | None = None) -> RunResult:
+    """The catalog of ``module`` (or the ``-k`` selection) against ``target``, on the randomised
+    cases of ``seed`` (``harness.seeding``; None: the public cases).
 
     With a ``recorder`` (``harness.diagnosis.record.Recorder``), the calls of every failing test
     are kept in it for the diagnosis."""
@@ -208,7 +210,8 @@ def run_catalog(module: Module, target: Target, workspace: str, pattern: str | N
     for info, fn in select_cases(collect(module), pattern):
         if recorder is not None:
             recorder.start_test()
-        result = run_case(module, info, fn, target, limit)
+        with cases_from(seed):
+            result = run_case(module, info, fn, target, limit)
         if recorder is not None:
             if result.ok:
                 recorder.drop()
@@ -218,4 +221,4 @@ def run_catalog(module: Module, target: Target, workspace: str, pattern: str | N
         if on_result is not None:
             on_result(result)
     return RunResult(module.id, workspace, target.label, tuple(results),
-                     time.perf_counter() - start)
+                     time.perf_counter() - start, seed=seed)

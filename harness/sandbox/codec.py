@@ -150,6 +150,7 @@ def encode(value: object, depth: int = 0) -> dict:
             "dtype": value.dtype.newbyteorder("<").str,
             "shape": list(value.shape),
             "data": base64.b64encode(data.tobytes()).decode("ascii"),
+            "readonly": not value.flags.writeable,
         }
     if isinstance(value, RecordingSource):
         return {"t": "source", "spec": value.spec()}
@@ -244,8 +245,10 @@ def _decode(data: Any, depth: int) -> Any:
             raise MalformedReply(f"array dtype {dtype} is not numeric")
         shape = tuple(int(n) for n in data["shape"])
         raw = base64.b64decode(data["data"], validate=True)
-        arr = np.frombuffer(raw, dtype=dtype).reshape(shape)
-        return arr.astype(dtype.newbyteorder("="), copy=True)
+        arr = np.frombuffer(raw, dtype=dtype).reshape(shape).astype(dtype.newbyteorder("="), copy=True)
+        if data.get("readonly") is True:  # the caller's array was read-only: so is the callee's
+            arr.flags.writeable = False
+        return arr
     if t == "source":
         return source_from_spec(data["spec"])
     if t == "handle":

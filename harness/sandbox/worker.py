@@ -328,7 +328,13 @@ class Server:
     def _arg(self, data: object, shared: list) -> object:
         if type(data) is list:  # [i]: a value sent once per request; each call gets its own copy
             value = self.values[data[0]]
-            return value.copy() if type(value) in (list, self.ndarray) else value
+            if type(value) is list:
+                return value.copy()
+            if type(value) is self.ndarray:
+                copied = value.copy()
+                copied.flags.writeable = value.flags.writeable  # read-only stays read-only
+                return copied
+            return value
         if type(data) is not dict:  # a plain float, int or bool, sent as a JSON number
             return data
         if data.get("t") == "sref":  # a source shared by every call of the request, as in-process

@@ -1,0 +1,76 @@
+"""The seed of a run's randomised cases: the public cases, or fresh hidden ones.
+
+Every catalog draws its randomised inputs (random distributions, seeded draws) from a seed per
+family of cases, ``case_seed(public, family)``. Under the **public** cases (``seed is None``, what
+``ol check`` runs by default and the lab always runs) that is the catalog's own fixed ``public``
+seed: the inputs a student can read and reproduce. Under a **run seed** (``ol check --seed N``,
+and ``ol grade`` / ``ol gate`` by default with a fresh one) each family's seed is derived from the
+run seed and the family's name, so code that is right only on the public inputs fails, and the
+report's run seed replays the verdict exactly.
+
+The seed is set for the duration of one catalog run (``cases_from``); catalog code reads it only
+through ``case_seed``. Tests that enumerate exactly stay exact whatever the seed; sampled tests keep
+their named alpha (their false-alarm rate over seeds is measured by ``ol audit --power``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import secrets
+from collections.abc import Iterator
+
+PUBLIC = "public"
+MAX_SEED = 2**63 - 1
+
+_run_seed: int | None = None
+
+
+def fresh_seed() -> int:
+    """A new run seed, hard to guess (grading and gating draw one per run and record it)."""
+    return secrets.randbelow(2**32)
+
+
+def parse_seed(text: str) -> int | None:
+    """``--seed``'s value: ``public`` (None) or a non-negative integer; ValueError otherwise."""
+    if text.strip().lower() == PUBLIC:
+        return None
+    try:
+        value = int(text.strip(), 10)
+    except ValueError:
+        raise ValueError(f"--seed takes 'public' or a non-negative integer, got {text!r}") from None
+    if not 0 <= value <= MAX_SEED:
+        raise ValueError(f"--seed must be between 0 and {MAX_SEED}, got {value}")
+    return value
+
+
+def describe(seed: int | None) -> str:
+    """One phrase for reports: which cases a run used."""
+    return "the public cases" if seed is None else f"hidden cases of seed {seed}"
+
+
+def current() -> int | None:
+    """The run seed in force (None: the public cases)."""
+    return _run_seed
+
+
+@contextlib.contextmanager
+def cases_from(seed: int | None) -> Iterator[None]:
+    """Run the enclosed catalog code on the cases of ``seed`` (None: the public cases)."""
+    global _run_seed
+    if seed is not None and not (isinstance(seed, int) and 0 <= seed <= MAX_SEED):
+        raise ValueError(f"a run seed is a non-negative integer, got {seed!r}")
+    before, _run_seed = _run_seed, seed
+    try:
+        yield
+    finally:
+        _run_seed = before
+
+
+def case_seed(public: int, family: str) -> int:
+    """The seed of one family of randomised cases: ``public`` under the public cases, else a
+    64-bit seed derived from the run seed and ``family`` (distinct families, independent cases)."""
+    if _run_seed is None:
+        return public
+    digest = hashlib.sha256(f"ol-cases:{_run_seed}:{family}".encode()).digest()
+    return int.from_bytes(digest[:8], "little")
