@@ -1,0 +1,47 @@
+# expect: correct
+# style: plain loops, numbers.Real checks (TypeError for a non-number), the sum rule as math.isclose(total, 1.0) with math's defaults
+# bug: none: math.isclose's defaults are rel_tol=1e-09, abs_tol=0.0, and next to 1 that is |total - 1| <= 1e-9 exactly (checked on every double within 300 ulps of 1 - 1e-9 and 1 + 1e-9); unlike np.isclose, whose defaults are loose
+"""M07.1: inverse-CDF sampling of a categorical distribution."""
+
+import math
+import numbers
+
+import numpy as np
+
+
+def _real(v):
+    return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+
+
+def sample_categorical(probs, u):
+    if not _real(u):
+        raise TypeError(f"u must be a real number, got {type(u).__name__}")
+    u = float(u)
+    if not 0.0 <= u < 1.0:  # NaN fails this too
+        raise ValueError(f"u = {u!r} is not in [0, 1)")
+    if isinstance(probs, (str, bytes)) or np.ndim(probs) != 1:
+        raise ValueError("probs must be a one-dimensional sequence of numbers")
+    vals = []
+    for i, v in enumerate(probs):
+        if not _real(v):
+            raise TypeError(f"probs[{i}] = {v!r} is not a real number")
+        v = float(v)
+        if not math.isfinite(v) or v < 0.0:
+            raise ValueError(f"probs[{i}] = {v!r} is negative or not finite")
+        vals.append(v)
+    if not vals:
+        raise ValueError("probs is empty")
+    total = 0.0
+    for v in vals:
+        total += v
+    if not math.isclose(total, 1.0):
+        raise ValueError(f"probs sums to {total!r}, not 1")
+    c = 0.0
+    last = -1
+    for i, v in enumerate(vals):
+        c += v
+        if v > 0.0:
+            last = i
+            if u < c:
+                return i
+    return last

@@ -1,0 +1,48 @@
+# expect: ol pitfall 5
+# style: plain loops, numbers.Real checks, math.isclose defaults (base: c07_correct_math_isclose_defaults.py)
+# bug: the shape guard is np.ndim(probs) > 1 (I only thought of 2-D batches): a scalar probs such as 1.0 is not refused with ValueError but fails in the loop with TypeError ('float' object is not iterable), and a real number that is not 1-D must give ValueError
+# caught-by: test_invalid_distributions_raise
+"""M07.1: inverse-CDF sampling of a categorical distribution."""
+
+import math
+import numbers
+
+import numpy as np
+
+
+def _real(v):
+    return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+
+
+def sample_categorical(probs, u):
+    if not _real(u):
+        raise TypeError(f"u must be a real number, got {type(u).__name__}")
+    u = float(u)
+    if not 0.0 <= u < 1.0:  # NaN fails this too
+        raise ValueError(f"u = {u!r} is not in [0, 1)")
+    if isinstance(probs, (str, bytes)) or np.ndim(probs) > 1:
+        raise ValueError("probs must be a one-dimensional sequence of numbers")
+    vals = []
+    for i, v in enumerate(probs):
+        if not _real(v):
+            raise TypeError(f"probs[{i}] = {v!r} is not a real number")
+        v = float(v)
+        if not math.isfinite(v) or v < 0.0:
+            raise ValueError(f"probs[{i}] = {v!r} is negative or not finite")
+        vals.append(v)
+    if not vals:
+        raise ValueError("probs is empty")
+    total = 0.0
+    for v in vals:
+        total += v
+    if not math.isclose(total, 1.0):
+        raise ValueError(f"probs sums to {total!r}, not 1")
+    c = 0.0
+    last = -1
+    for i, v in enumerate(vals):
+        c += v
+        if v > 0.0:
+            last = i
+            if u < c:
+                return i
+    return last

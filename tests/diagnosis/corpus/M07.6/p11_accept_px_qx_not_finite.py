@@ -1,0 +1,120 @@
+# expect: ol pitfall 11
+# style: numpy vectorised on np.asarray views (base: correct_numpy_views_never_written.py)
+# bug: rejection_accept checks only the types and the ranges (q_x <= 0, p_x < 0, u outside [0, 1)), trusting them to catch NaN and inf: the chained 0 <= u < 1 does for u, but a NaN or infinite p_x or q_x gets an answer
+# caught-by: test_accept_rejects_bad_arguments
+"""tinyllm.prob.rejection: von Neumann's sampler and the speculative-decoding step."""
+
+import numbers
+
+import numpy as np
+
+from tinyllm.prob.categorical import sample_categorical
+
+
+def _sum_ltr(values):
+    acc = 0.0
+    for v in values.tolist():
+        acc += v
+    return acc
+
+
+def _real(name, v):
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Real, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a real number, got {v!r}")
+    v = float(v)
+    if v != v or v in (float("inf"), float("-inf")):
+        raise ValueError(f"{name} must be finite, got {v}")
+    return v
+
+
+def _int(name, v):
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Integral, np.integer)):
+        raise ValueError(f"{name} must be an integer, got {v!r}")
+    return int(v)
+
+
+def _as_distribution(name, probs):
+    try:
+        arr = np.asarray(probs)
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from exc
+    if arr.dtype.kind not in "iuf":
+        raise ValueError(f"{name}: not an array of real numbers (dtype {arr.dtype})")
+    arr = np.asarray(arr, dtype=np.float64)  # a view when it already is float64
+    if arr.ndim != 1 or len(arr) == 0:
+        raise ValueError(f"{name}: need a non-empty 1-D array, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        raise ValueError(f"{name}: entries must be finite and >= 0")
+    s = _sum_ltr(arr)
+    if abs(s - 1.0) > 1e-9:
+        raise ValueError(f"{name}: sum is {s!r}, not 1 (tolerance 1e-9)")
+    return arr
+
+
+def _check_pair(p, q):
+    p = _as_distribution("p", p)
+    q = _as_distribution("q", q)
+    if p.shape != q.shape:
+        raise ValueError(f"p and q have different shapes {p.shape} and {q.shape}")
+    return p, q
+
+
+def rejection_accept(p_x, q_x, u):
+    for name, v in (("p_x", p_x), ("q_x", q_x), ("u", u)):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Real, np.integer, np.floating)):
+            raise ValueError(f"{name} must be a real number, got {v!r}")
+    p_x, q_x, u = float(p_x), float(q_x), float(u)  # the range checks below throw out NaN and inf
+    if q_x <= 0:
+        raise ValueError("q_x <= 0: this draft cannot have been proposed")
+    if p_x < 0:
+        raise ValueError("p_x < 0")
+    if not (0.0 <= u < 1.0):
+        raise ValueError("u must be in [0, 1)")
+    return u < p_x / q_x
+
+
+def acceptance_probability(p, q):
+    p, q = _check_pair(p, q)
+    return _sum_ltr(np.minimum(p, q))
+
+
+def _residual(p, q):
+    num = np.maximum(p - q, 0.0)
+    z = _sum_ltr(num)
+    if z == 0.0:
+        return np.array(p, dtype=np.float64)
+    return num / z
+
+
+def residual_distribution(p, q):
+    return _residual(*_check_pair(p, q))
+
+
+def speculative_step(p, q, x, u_accept, u_resample):
+    p, q = _check_pair(p, q)
+    x = _int("x", x)
+    if x < 0 or x >= len(p):
+        raise ValueError(f"draft id {x} is not in [0, {len(p)})")
+    if q[x] == 0:
+        raise ValueError(f"q[{x}] == 0")
+    if rejection_accept(p[x], q[x], u_accept):
+        return x, True
+    return int(sample_categorical(_residual(p, q), u_resample)), False
+
+
+def rejection_sample(p, q, m, rng, max_tries=10000):
+    p, q = _check_pair(p, q)
+    m = _real("m", m)
+    if m < 1:
+        raise ValueError(f"m must be >= 1, got {m}")
+    if np.any(p > m * q):
+        raise ValueError("the envelope p <= m * q fails")
+    max_tries = _int("max_tries", max_tries)
+    if max_tries < 1:
+        raise ValueError("max_tries must be >= 1")
+    for tries in range(1, max_tries + 1):
+        x = sample_categorical(q, rng.uniform())
+        u = rng.uniform()
+        if u < p[x] / (m * q[x]):
+            return int(x), tries
+    raise RuntimeError(f"gave up after {max_tries} tries")
