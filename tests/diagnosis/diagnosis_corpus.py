@@ -8,8 +8,11 @@ contracts only (never from ol's reference or mutants), with a header saying what
     # expect: pitfalls 1, 12        two mistakes: the diagnosis names both
     # expect: correct               passes every test
     # expect: crashed | raised | timeout | not implemented    a plain category, no pitfall
-    # passes-today                  a blind spot of the catalog (a wrong file that passes)
+    # passes-today                  a blind spot of the catalog (a wrong file that passes today)
+    # counterexample: ...           with passes-today: an input where the file breaks the contract
     # diagnosis-misses: why         a known miss of the diagnosis (the test expects it to miss)
+    # caught-by: test_a[, test_b]   for a wrong file: the catalog test(s) that must fail on it
+    # worker-passes: why            caught in process, but ol check's isolated worker passes it
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ class Entry:
     passes_today: bool = False
     min_python: tuple[int, int] | None = None
     misses: str = ""  # why the diagnosis is known not to name every pitfall of this file
+    caught_by: tuple[str, ...] = ()  # the catalog tests that must fail on this (wrong) file
+    worker_passes: str = ""  # why ol check's worker passes this file although the catalog fails it
 
     @property
     def name(self) -> str:
@@ -46,17 +51,21 @@ def _parse(module: str, path: Path) -> Entry:
     passes_today = any(line.startswith("# passes-today") for line in head)
     misses = next((line.split(":", 1)[1].strip() for line in head
                    if line.startswith("# diagnosis-misses:")), "")
+    caught_by = next((tuple(re.findall(r"test_\w+", line.split(":", 1)[1])) for line in head
+                      if line.startswith("# caught-by:")), ())
+    worker_passes = next((line.split(":", 1)[1].strip() for line in head
+                          if line.startswith("# worker-passes:")), "")
     version = re.search(r"\(python >= (\d+)\.(\d+)\)", expect)
     min_python = (int(version.group(1)), int(version.group(2))) if version else None
     expect = re.sub(r"\(.*?\)", "", expect).strip()
     if expect == "correct":
-        return Entry(module, path, "pass")
+        return Entry(module, path, "pass", caught_by=caught_by)  # none: asserted by the test
     if expect in CATEGORIES:
-        return Entry(module, path, "fail", category=CATEGORIES[expect])
+        return Entry(module, path, "fail", category=CATEGORIES[expect], caught_by=caught_by)
     numbers = tuple(int(n) for n in re.findall(r"\d+", expect))
     assert numbers, f"{path}: cannot read the expectation {expect!r}"
     return Entry(module, path, "fail", numbers, passes_today=passes_today, min_python=min_python,
-                 misses=misses)
+                 misses=misses, caught_by=caught_by, worker_passes=worker_passes)
 
 
 def entries(module: str) -> list[Entry]:

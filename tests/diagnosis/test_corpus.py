@@ -5,6 +5,12 @@ it (plain loops, numpy one-liners, other error messages, two bugs at once, corre
 differently). Its header says what it must get (``diagnosis_corpus.py``). The files are ours, so
 the wrong and correct ones run in this process (fast); the ones that crash, exit, hang or raise a
 NameError run through ``ol check`` in its isolated worker, as a student's would.
+
+A wrong file names the catalog tests that must fail on it (``# caught-by:``), and they must. A
+wrong file the catalog misses today (``# passes-today``) is a strict xfail: its test asserts that
+the catalog fails it, so the day a catalog test catches it the xfail turns red (XPASS strict), and
+its header loses ``# passes-today``. A wrong file caught in process that ``ol check`` passes in
+its isolated worker (``# worker-passes:``) is a strict xfail of the worker run in the same way.
 """
 
 from __future__ import annotations
@@ -29,6 +35,25 @@ COURSE = load_course()
 ALL = [e for mid in COURSE.modules for e in entries(mid)]
 IN_PROCESS = [e for e in ALL if not e.category]
 ISOLATED = [e for e in ALL if e.category]
+WORKER_PASSES = [e for e in IN_PROCESS if e.worker_passes and applies(e)]
+BLIND_SPOT = "a catalog blind spot (issue #14): once the catalog catches it, drop '# passes-today'"
+
+
+def _in_process_param(entry):
+    if entry.passes_today and applies(entry):  # strict: red the day the catalog catches it
+        mark = pytest.mark.xfail(strict=True, raises=AssertionError,
+                                 reason=f"{entry.name}: {BLIND_SPOT}")
+        return pytest.param(entry, marks=mark, id=entry.name)
+    return pytest.param(entry, id=entry.name)
+
+
+def catalog_test_names(mid: str) -> set[str]:
+    """The names of the catalog tests of ``mid``, as ``ol tests MID --format json`` lists them."""
+    run = subprocess.run([sys.executable, "-m", "harness", "tests", mid, "--format", "json"],
+                         check=False, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
+                         stdin=subprocess.DEVNULL)
+    assert run.returncode == 0, run.stderr
+    return {t["name"] for t in json.loads(run.stdout)["tests"]}
 
 
 def check_in_process(entry):
@@ -52,29 +77,43 @@ def test_the_corpus_covers_every_pitfall_and_every_category():
                                                       "not_implemented"}, mid
 
 
-@pytest.mark.parametrize("entry", IN_PROCESS, ids=[e.name for e in IN_PROCESS])
+def test_every_caught_by_names_a_catalog_test_of_its_module():
+    for mid in COURSE.modules:
+        names = catalog_test_names(mid)
+        for e in entries(mid):
+            assert e.verdict == "fail" or not e.caught_by, f"{e.name}: correct, yet a caught-by"
+            assert set(e.caught_by) <= names, f"{e.name}: no such test {set(e.caught_by) - names}"
+            assert not e.passes_today or e.pitfalls, f"{e.name}: passes-today without a pitfall"
+
+
+@pytest.mark.parametrize("entry", [_in_process_param(e) for e in IN_PROCESS])
 def test_an_independent_implementation_gets_its_verdict_and_its_pitfall(entry):
     if not applies(entry):  # a mistake only on a later Python: here it is correct, and passes
         run = check_in_process(entry)
         assert run.verdict == "pass", [(t.name, t.message.splitlines()[0]) for t in run.failures()]
         return
-    if entry.passes_today:
-        pytest.xfail(f"{entry.name}: a catalog blind spot (issue #14)")
-    if entry.misses:
-        pytest.xfail(f"{entry.name}: {entry.misses}")  # not strict: run, and shown if it starts to pass
     run = check_in_process(entry)
+    if entry.passes_today:  # strict xfail (see _in_process_param): this assertion fails today
+        assert run.verdict == "fail", f"{entry.name} passes every catalog test"
+        return  # XPASS(strict): the catalog catches it now
     if entry.verdict == "pass":
         failures = [(t.name, t.message.splitlines()[0]) for t in run.failures()]
         assert run.verdict == "pass", f"{entry.name} is correct but failed: {failures}"
         return
     assert run.verdict == "fail"
+    failing = {t.name for t in run.failures()}
+    missed = sorted(set(entry.caught_by) - failing)
+    assert not missed, f"{entry.name}: {missed} should fail on it; failing: {sorted(failing)}"
     texts = [d.text for d in run.diagnosis]
     if len(entry.pitfalls) == 1:
-        assert run.diagnosis and entry.pitfalls[0] in run.diagnosis[0].pitfalls, \
-            f"{entry.name}: expected pitfall {entry.pitfalls[0]} first, got {texts}"
+        named = bool(run.diagnosis) and entry.pitfalls[0] in run.diagnosis[0].pitfalls
+        message = f"{entry.name}: expected pitfall {entry.pitfalls[0]} first, got {texts}"
     else:
-        named = {p for d in run.diagnosis for p in d.pitfalls}
-        assert set(entry.pitfalls) <= named, f"{entry.name}: expected {entry.pitfalls}, got {texts}"
+        named = set(entry.pitfalls) <= {p for d in run.diagnosis for p in d.pitfalls}
+        message = f"{entry.name}: expected {entry.pitfalls}, got {texts}"
+    if entry.misses and not named:
+        pytest.xfail(f"{entry.name}: {entry.misses}")  # not strict; the catalog part is asserted
+    assert named, message
 
 
 def workspace_with(entry, root: Path) -> Path:
@@ -98,7 +137,22 @@ def test_a_crash_an_exit_a_hang_or_a_stub_names_no_pitfall(entry, tmp_path):
     failed = [t for t in data["tests"] if t["outcome"] != "passed"]
     assert failed and all(t["pitfall"] is None for t in failed if t["category"] != "wrong"), failed
     assert entry.category in {t["category"] for t in failed}
+    assert set(entry.caught_by) <= {t["name"] for t in failed}, (entry.caught_by, failed)
     top = data["diagnosis"][0]
     assert top["kind"] == entry.category and top["pitfall"] is None, top
     assert "pitfall" not in top["text"].split(":")[0]
     assert "Traceback" not in run.stdout + run.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="ol check's worker passes it (issue #14): once it fails, drop the header")
+@pytest.mark.parametrize("entry", WORKER_PASSES, ids=[e.name for e in WORKER_PASSES])
+def test_ol_check_in_its_worker_fails_what_the_catalog_fails_in_process(entry, tmp_path):
+    ws = workspace_with(entry, tmp_path / "ws")
+    report = tmp_path / "r.json"
+    subprocess.run([sys.executable, "-m", "harness", "check", entry.module, "--workspace", str(ws),
+                    "--json", str(report)], check=False, cwd=REPO_ROOT, capture_output=True,
+                   text=True, timeout=300, stdin=subprocess.DEVNULL)
+    data = json.loads(report.read_text())  # no report: a real error, not the expected failure
+    assert data["verdict"] == "fail", f"{entry.name}: {entry.worker_passes}"
