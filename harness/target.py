@@ -311,6 +311,11 @@ class Target:
             call = f"{fn}({show_args(args)})"
             self._escape(TargetExited(f"{call} tried to exit the interpreter ({reply.error}); "
                                        "a function must return or raise"))
+        if reply.mutated:  # also when it raised: an error leaves the caller's arguments as they were
+            which = ", ".join(f"argument {i + 1}" for i in reply.mutated)
+            self._violate(f"{fn}({show_args(args)}) modified {which} in place"
+                          f"{' (and then raised ' + reply.error.type + ')' if reply.status == 'raised' else ''}"
+                          "; no function may modify its arguments", kind="mutated")
         if reply.status == "raised":
             exc = rebuild(reply.error)
             if isinstance(exc, NotImplementedError):
@@ -318,13 +323,9 @@ class Target:
             return Result(args, error=exc, draws=tuple(reply.draws))
         kind = self.returns.get(fn, "any")
         fits = fits_contract(kind, reply.value)
-        if not (reply.mutated or reply.aliased or not fits):
+        if not (reply.aliased or not fits):
             return Result(args, value=reply.value, draws=tuple(reply.draws))
         call = f"{fn}({show_args(args)})"
-        if reply.mutated:
-            which = ", ".join(f"argument {i + 1}" for i in reply.mutated)
-            self._violate(f"{call} modified {which} in place; no function may modify its arguments",
-                          kind="mutated")
         if reply.aliased:
             self._violate(f"{call} returned an object that shares memory with an argument; "
                           "the contract promises a new array", kind="aliased")

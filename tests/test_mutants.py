@@ -39,7 +39,7 @@ REFERENCE_SOURCE = (REFERENCE_PYTHON / FILE).read_text(encoding="utf-8")
 MUTANTS = load_mutants(MODULE)
 IDS = [m.id for m in MUTANTS]
 
-# The chapter's section 4 table.
+# The chapter's section 4 table, and ol's own tests.
 CATALOG = {
     "test_hand_example", "test_hand_example_output_is_p", "test_accept_is_strict",
     "test_accept_always_when_target_dominates", "test_accept_rejects_bad_arguments",
@@ -50,6 +50,7 @@ CATALOG = {
     "test_speculative_accepts_without_resampling", "test_speculative_rejects_bad_drafts",
     "test_rejection_sample_first_try_enumerated", "test_rejection_sample_tries_are_geometric",
     "test_rejection_sample_draw_order", "test_rejection_sample_checks_the_envelope",
+    "test_arguments_are_never_modified",  # ol's own (issue #14): numpy and read-only arguments
 }
 SPECULATIVE = ("test_speculative_output_is_exactly_p", "test_speculative_chi_square",
                "test_hand_example_output_is_p")
@@ -212,6 +213,57 @@ def hand_law(mod: types.ModuleType) -> str:
         return "raises " + type(exc).__name__
 
 
+def read_only(values: list) -> np.ndarray:
+    arr = np.array(values, dtype=np.float64)
+    arr.flags.writeable = False
+    return arr
+
+
+def unchanged(mod: types.ModuleType, fn: str, which: int, *args: object) -> str:
+    """Whether ``fn`` leaves its argument ``which`` (a float64 array) as it was, raising or not."""
+    arrays = [np.array(a, dtype=np.float64) if isinstance(a, list) else a for a in args]
+    before = arrays[which].copy()
+    outcome(lambda: getattr(mod, fn)(*arrays))
+    return f"{'pq'[which]} {'unchanged' if np.array_equal(arrays[which], before) else 'changed'}"
+
+
+def _threshold_case(other: Callable[[float, float, float, float], bool]) -> tuple:
+    """(p, q, m, proposal uniform, acceptance uniform): one try the contract rejects by one ULP
+    where ``other`` accepts, from the catalog's own discriminating cases."""
+    from harness.exact import categorical_intervals, split_at
+
+    for p, q, m in catalog.threshold_cases():
+        for x, proposal in categorical_intervals(q):
+            threshold = p[x] / (m * q[x])
+            for piece in split_at([threshold]):
+                for u in piece.ends:
+                    if other(u, p[x], q[x], m) != (u < threshold):
+                        want = f"returns ({x}, 1)" if u < threshold else "raises RuntimeError"
+                        return (p, q, m, proposal.ends[0], u), f"{want} after 2 draws"
+    raise AssertionError("no discriminating threshold")
+
+
+THRESHOLD_PRODUCT = _threshold_case(lambda u, a, b, m: u * m * b < a)
+THRESHOLD_TWICE = _threshold_case(lambda u, a, b, m: u < a / b / m)
+THRESHOLD_ENVELOPE = _threshold_case(lambda u, a, b, m: u * (m * b) < a)
+EDGE_INSIDE, _ = catalog.tolerance_edges()  # valid left to right, outside the tolerance pairwise
+
+
+def _float32_accept() -> tuple:
+    """A speculative_step call the contract rejects and a float32 p_x, q_x would accept."""
+    for p, q in catalog.float_cases():
+        for x, q_x in enumerate(q):
+            if q_x == 0:
+                continue
+            r = p[x] / q_x
+            r32 = float(np.float32(p[x])) / float(np.float32(q_x))
+            if r32 > r and r < 1:
+                return (p, q, x, r, 0.0)
+    raise AssertionError("no float case where float32 moves the ratio up")
+
+
+FLOAT32_ACCEPT = _float32_accept()
+FLOAT32_ACCEPT_IS = tuple(catalog.contract_step(*FLOAT32_ACCEPT))
 HAND_RESIDUAL_IS = "returns array[0.5, 0.0, 0.5, 0.0]"
 HAND_LAW_IS = "law 1/2, 1/4, 1/4, 0"
 FIRST_TRY_IS = "returns (0, 1) after 2 draws"
@@ -273,6 +325,30 @@ PROBES: dict[str, tuple[Probe, str]] = {
     "x27": (call("residual_distribution", SUM_P, SUM_Q), SUM_RESIDUAL),
     "x28": (call("residual_distribution", SUM_P, SUM_Q), SUM_RESIDUAL),
     "x29": (call("acceptance_probability", ALPHA_P, ALPHA_Q), ALPHA_LTR),
+    # 3 * 0.1 is 0.30000000000000004: a tight envelope, though 0.30000000000000004 / 0.1 > 3.
+    "x30": (draw([0.30000000000000004, 0.7], [0.1, 0.9], 3.0, 0.05, 0.5), "returns (0, 1) after 2 draws"),
+    "x31": (draw(*THRESHOLD_PRODUCT[0], max_tries=1), THRESHOLD_PRODUCT[1]),
+    "x32": (draw(*THRESHOLD_TWICE[0], max_tries=1), THRESHOLD_TWICE[1]),
+    "x33": (call("acceptance_probability", [0.5, 0.500001], HALVES), "raises ValueError"),
+    "x35": (call("acceptance_probability", EDGE_INSIDE, EDGE_INSIDE),
+            "returns " + show(catalog.ltr_sum(EDGE_INSIDE))),
+    "x36": (draw(HALVES, [0.9, 0.1], 2.0, 0.5, 0.5), "raises ValueError after 0 draws"),
+    "x37": (call("speculative_step", HAND_P, HAND_Q, 0, 1.5, 0.5), "raises ValueError"),
+    "x38": (call("speculative_step", HAND_P, HAND_Q, 1, 0.75, 1.0), "raises ValueError"),
+    "x39": (draw([1.0, 0.0], HALVES, 2.0, 0.75, repeat=True, max_tries=2.5),
+            "raises ValueError after 0 draws"),
+    "x40": (lambda mod: unchanged(mod, "rejection_sample", 1, HAND_P, HAND_Q, 2.0, Scripted(0.5)),
+            "q unchanged"),
+    "x41": (lambda mod: unchanged(mod, "acceptance_probability", 0, HAND_P, HAND_Q), "p unchanged"),
+    "x42": (lambda mod: outcome(lambda: mod.residual_distribution(read_only(HAND_P), HAND_Q)),
+            HAND_RESIDUAL_IS),
+    "x43": (call("speculative_step", *FLOAT32_ACCEPT), "returns " + show(FLOAT32_ACCEPT_IS)),
+    "x44": (call("speculative_step", HAND_P, HAND_Q, 1, 0.75, 0.25), "returns (0, False)"),
+    "x45": (call("rejection_accept", np.float32(0.25), np.float32(0.5), np.float32(0.25)), "returns True"),
+    "x46": (call("residual_distribution", np.array([0.375, 0.25, 0.375], dtype=np.float32),
+                 np.array([0.125, 0.625, 0.25], dtype=np.float32)),
+            "returns " + show(np.array([0.25, 0.0, 0.125]) / 0.375)),
+    "x48": (draw(*THRESHOLD_ENVELOPE[0], max_tries=1), THRESHOLD_ENVELOPE[1]),
 }
 
 # ---- the library as a whole ----------------------------------------------------------------------

@@ -141,7 +141,10 @@ class ChiSquareTest:
     def _decide(self, counts: list[int], draws: int) -> Trial:
         from scipy.stats import chisquare
 
-        obs, exp = self.catalog.merge_small(counts, [draws * a for a in self.p])
+        expected = [draws * a for a in self.p]
+        if any(e == 0 and c > 0 for c, e in zip(counts, expected, strict=True)):
+            return Trial(True, 0.0, math.inf, detail=tuple(counts))  # an impossible id fails outright
+        obs, exp = self.catalog.merge_small(counts, expected)
         stat, pvalue = chisquare(obs, exp)
         return Trial(float(pvalue) < self.alpha, float(pvalue), float(stat), detail=tuple(counts))
 
@@ -180,17 +183,24 @@ class ChiSquareTest:
         law = [float(mass.get(i, 0)) for i in range(len(self.p))]
         raising = float(sum(v for a, v in mass.items() if not isinstance(a, int)))
         gap = max(abs(Fraction(law_i) - Fraction(p_i)) for law_i, p_i in zip(law, self.p))
-        obs, exp = self.catalog.merge_small([self.size * a for a in law], [self.size * a for a in self.p])
-        with np.errstate(divide="ignore", invalid="ignore"):  # a law that only raises has no counts
-            lam = float(np.nansum((obs - exp) ** 2 / exp)) if raising < 1 else math.inf
-        df = len(exp) - 1
+        impossible = sum(a for a, p_i in zip(law, self.p, strict=True) if p_i == 0)
+        if raising < 1 and not impossible:
+            obs, exp = self.catalog.merge_small([self.size * a for a in law],
+                                                [self.size * a for a in self.p])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                lam = float(np.nansum((obs - exp) ** 2 / exp))
+        else:  # a law that only raises has no counts; mass on an id of p = 0 fails at its first draw
+            lam = math.inf
+        df = len(self.catalog.merge_small([0] * len(self.p), [self.size * a for a in self.p])[1]) - 1
         bound = getattr(self.catalog, "error_bound", lambda n: 2 * n * Fraction(1, SCALE))
         return {"law": law, "p_raise": raising, "largest_gap": float(gap),
                 "changed": raising > 0 or gap > bound(len(self.p)),
                 "tv": analytic.total_variation(law, self.p),
                 "divergence": analytic.chi_square_divergence(law, self.p), "noncentrality": lam,
-                "analytic_power": 1 - (1 - raising) ** self.size * (1 - analytic.chi_square_power(
-                    df, self.alpha, lam)) if raising < 1 else 1.0}
+                "analytic_power": 1 - (1 - raising - impossible) ** self.size * (
+                    1 - analytic.chi_square_power(df, self.alpha, lam))
+                if raising < 1 and not impossible else
+                1 - (1 - raising - impossible) ** self.size}
 
     def estimate(self, trials: list[Trial]) -> dict[str, Any]:
         """The law of an untabulable target, from its real trials: the pooled counts."""

@@ -58,16 +58,38 @@ def returns_value(result: Any, what: str, pitfall: int | None = None) -> Any:
     return result.value
 
 
+def impossible_draws(counts, expected) -> list[int]:
+    """The ids drawn at least once although their expected count is 0 (probability 0)."""
+    return [i for i, (o, e) in enumerate(zip(counts, expected, strict=True)) if e == 0 and o > 0]
+
+
+def impossible_words(counts, expected) -> str:
+    """What ``impossible_draws`` found, in words (empty when nothing impossible was drawn)."""
+    ids = impossible_draws(counts, expected)
+    return "; ".join(f"id {i} was drawn {counts[i]} time{'s' if counts[i] != 1 else ''} although its "
+                     "probability is 0" for i in ids)
+
+
 def merge_small(counts, expected, minimum: float = 5.0):
-    """Pool every category expected below ``minimum`` into one (the chi-square's usual rule)."""
+    """Pool every category expected below ``minimum`` (but above 0) into one (the chi-square's
+    usual rule); the pool joins the smallest other category if it stays below ``minimum``.
+
+    Categories expected 0 are never pooled: they are left out, since a chi-square cannot see a
+    draw there. A single such draw is impossible under the law and fails outright; the caller
+    checks ``impossible_draws`` first (ValueError here if it did not).
+    """
+    if impossible_draws(counts, expected):
+        raise ValueError("impossible draws reach the chi-square: check impossible_draws first")
     obs, exp, pool_o, pool_e = [], [], 0, 0.0
-    for o, e in zip(counts, expected):
+    for o, e in zip(counts, expected, strict=True):
+        if e == 0:
+            continue
         if e < minimum:
             pool_o, pool_e = pool_o + o, pool_e + e
         else:
             obs.append(o)
             exp.append(e)
-    if pool_e > 0 or pool_o > 0:
+    if pool_e > 0:
         if pool_e < minimum and exp:
             i = int(np.argmin(exp))
             exp[i], obs[i] = exp[i] + pool_e, obs[i] + pool_o

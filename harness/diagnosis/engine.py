@@ -336,9 +336,10 @@ def _affordable(probes: list[tuple[Plan, Probe]], costs: dict[tuple[int, int], f
 
 def _explain(module: Module, run: RunResult, differing: list[tuple[Plan, Probe]],
              ref_answers: dict, matches: list[Match]) -> list[Diagnosis]:
-    """The explanations, largest first: mutants that answer as the student did on (almost) all
-    of a failing test's differing calls explain that test (greedily, most calls first); a failing
-    test that no mutant explains is told by its failing check's own pitfall."""
+    """The explanations: mutants that answer as the student did on (almost) all of a failing
+    test's differing calls explain that test (greedily, most calls first); a failing test that no
+    mutant explains is told by its failing check's own pitfall. Listed with the explanation most
+    failing tests point to first, then the one covering most calls."""
     number = {id(p): j for j, (_, p) in enumerate(differing)}
     for m in matches:
         m.explains = {number[k] for k in m.explains if k in number}
@@ -372,8 +373,9 @@ def _explain(module: Module, run: RunResult, differing: list[tuple[Plan, Probe]]
                 pitfalls.append(m.mutant.pitfall)
         shown = sorted(best[3])[:MAX_EXAMPLES]
         examples = [_example(differing[j][1], expected(j)) for j in shown]
-        ranked.append((best[0], _pitfall_entry(module, pitfalls, [m.mutant.id for m in group],
-                                               best[0], total, examples)))
+        ranked.append((len(best[2]), best[0], _pitfall_entry(module, pitfalls,
+                                                             [m.mutant.id for m in group],
+                                                             best[0], total, examples)))
         left -= best[2]
     tests = {t.name: t for t in run.failures()}
     told: dict[int | None, list[str]] = {}
@@ -383,10 +385,12 @@ def _explain(module: Module, run: RunResult, differing: list[tuple[Plan, Probe]]
     for pitfall, names in told.items():
         calls = sorted(j for n in names for j in by_test.get(n, ()))
         example = _example(differing[calls[0]][1], expected(calls[0])) if calls else ""
-        ranked.append((len(calls), _check_entry(module, pitfall, [tests[n] for n in names],
-                                                len(calls), total, example)))
-    ranked.sort(key=lambda r: -r[0])  # stable: among equals, mutants first, then test order
-    return [d for _, d in ranked[:MAX_ENTRIES + 1]]
+        ranked.append((len(names), len(calls), _check_entry(module, pitfall, [tests[n] for n in names],
+                                                            len(calls), total, example)))
+    # The mistake that most failing tests point to first, then the one with most calls (a law test
+    # makes thousands of calls, a unit test a few); stable: among equals, mutants first, then test order.
+    ranked.sort(key=lambda r: (-r[0], -r[1]))
+    return [d for *_, d in ranked[:MAX_ENTRIES + 1]]
 
 
 def _check_entry(module: Module, pitfall: int | None, tests: list, calls: int, total: int,

@@ -24,6 +24,7 @@ from harness.sources import RecordingSource, source_from_spec
 MAX_DEPTH = 8
 MAX_ITEMS = 100_000
 MAX_TEXT = 2000
+MAX_STR = 200  # a str value crosses as itself up to this length, a longer one as an opaque object
 MAX_FRAMES = 10  # of a traceback: the innermost ones in the student's files, as pytest shows them
 MAX_SOURCE = 200  # characters of a frame's source line
 MAX_PATH = 300  # characters of a frame's file name (relative to the workspace's python/ dir)
@@ -139,6 +140,8 @@ def encode(value: object, depth: int = 0) -> dict:
         return {"t": "int", "cls": _class_name(value), "v": str(int(value))}
     if cls is float or (isinstance(value, np.floating) and cls.__module__ == "numpy"):
         return {"t": "float", "cls": _class_name(value), "v": float(value).hex()}
+    if cls is str and len(value) <= MAX_STR:  # a string argument reaches the code under test as one
+        return {"t": "str", "v": clean_text(value, MAX_STR)}
     if cls is tuple or cls is list:
         if len(value) > MAX_ITEMS:
             return {"t": "object", "cls": f"{cls.__name__} of {len(value)} items"}
@@ -236,6 +239,10 @@ def _decode(data: Any, depth: int) -> Any:
         if t == "bool" and not isinstance(v, bool):
             raise MalformedReply("bool value is not a bool")
         return kind(raw)
+    if t == "str":
+        if not isinstance(data.get("v"), str):
+            raise MalformedReply("str value is not a string")
+        return clean_text(data["v"], MAX_STR)
     if t in ("tuple", "list"):
         items = [_decode(v, depth + 1) for v in data["items"]]
         return tuple(items) if t == "tuple" else items

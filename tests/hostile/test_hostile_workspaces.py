@@ -63,14 +63,18 @@ JOBS = 4  # checks at once: most of a hostile check is waiting for a time-out
 HARD_KILL_S = 180.0  # a check still running then is killed (and its case fails)
 
 TESTS = tuple(info.name for info, _ in collect(load_course().module("M07.6")))
+# The tests that call each function on valid arguments (an injected change shows there). Issue
+# #14: the distribution checks call every function taking p and q on valid ones too, and the
+# numpy-arguments test calls every function.
+VALID_PAIRS = ("test_shapes_and_distributions_are_checked", "test_arguments_are_never_modified")
 RS = ("test_rejection_sample_first_try_enumerated", "test_rejection_sample_tries_are_geometric",
-      "test_rejection_sample_draw_order", "test_rejection_sample_checks_the_envelope")
+      "test_rejection_sample_draw_order", "test_rejection_sample_checks_the_envelope", *VALID_PAIRS)
 AP = ("test_hand_example", "test_acceptance_rate_matches_acceptance_probability",
-      "test_residual_disjoint_supports_is_p")
+      "test_residual_disjoint_supports_is_p", *VALID_PAIRS)
 RD = ("test_hand_example", "test_residual_is_a_distribution", "test_residual_when_p_equals_q",
-      "test_residual_disjoint_supports_is_p", "test_residual_sum_is_ascending")
+      "test_residual_disjoint_supports_is_p", "test_residual_sum_is_ascending", *VALID_PAIRS)
 RA = ("test_hand_example", "test_accept_is_strict", "test_accept_always_when_target_dominates",
-      "test_acceptance_rate_matches_acceptance_probability")
+      "test_acceptance_rate_matches_acceptance_probability", "test_arguments_are_never_modified")
 # The bug that comes with a cheating attack: tries counted from 0 (pitfall 12, as mutant s18).
 TRIES_BUG = ("test_rejection_sample_tries_are_geometric", "test_rejection_sample_draw_order",
              "test_rejection_sample_checks_the_envelope")
@@ -404,7 +408,9 @@ CASES = [
          RA, ("failed",), r"returned a numpy\.int64 where the contract promises bool"),
     Case("list-for-an-array", "residual_distribution", "result = result.tolist()", RD,
          ("failed",), r"returned a list of \(a float.*where the contract promises float64\[\]"),
-    Case("nan-for-a-probability", "acceptance_probability", "result = float('nan')", AP,
+    # A wrong value, not a wrong type: the tests that only compare argument kinds cannot see it.
+    Case("nan-for-a-probability", "acceptance_probability", "result = float('nan')",
+         tuple(t for t in AP if t not in VALID_PAIRS),
          ("failed", "error"), r"(?i)\bnan\b"),
     Case("modifies-its-arguments", "residual_distribution",
          "if isinstance(p, list):\n    p.reverse()\nelse:\n    p[...] = p[::-1].copy()", RD,

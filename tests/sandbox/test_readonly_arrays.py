@@ -1,6 +1,7 @@
-"""A read-only array argument reaches the code under test read-only, in-process and isolated
-(issue #14): the catalog passes read-only arrays, and a call that writes into one raises there,
-as it would on the caller's array; a writeable array is the callee's own copy."""
+"""Arguments reach the code under test as they are, in-process and isolated (issue #14): a
+read-only array stays read-only (a call that writes into one raises there, as it would on the
+caller's array; a writeable array is the callee's own copy), and a string stays a string (the
+catalog passes "0.5" where a number goes: the code must see a str, not an opaque stand-in)."""
 
 from __future__ import annotations
 
@@ -22,12 +23,16 @@ def writeable(p):
     return bool(np.asarray(p).flags.writeable)
 
 
+def kind(x):
+    return type(x).__name__ + ":" + (x if isinstance(x, str) else "")
+
+
 def scale_in_place(p):
     p = np.asarray(p)
     p *= 2.0
     return float(p[0])
 '''
-FUNCTIONS = ("writeable", "scale_in_place")
+FUNCTIONS = ("writeable", "scale_in_place", "kind")
 
 
 def frozen(values) -> np.ndarray:
@@ -76,3 +81,12 @@ def test_read_only_stays_read_only_and_writes_raise(kind, isolated) -> None:
         target.map("scale_in_place", [(rw,)])
     assert caught.value.kind == "mutated"
     assert rw.tolist() == [0.25, 0.75]  # the callee wrote into its own copy
+
+
+@pytest.mark.parametrize("kind", ["in-process", "isolated"])
+def test_a_string_argument_arrives_as_that_string(kind, isolated) -> None:
+    target = in_process() if kind == "in-process" else isolated
+    target.begin_test()
+    got = [r.value for r in target.map("kind", [("0.5",), (["0.5", "x"],), ("s" * 300,)])]
+    assert got[:2] == ["str:0.5", "list:"]
+    assert got[2] in ("str:" + "s" * 300, "Opaque:")  # a long string may cross as an opaque object

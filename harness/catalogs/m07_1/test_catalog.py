@@ -27,6 +27,7 @@ from harness.catalogs.support import (
     expect,
     fmt,
     law_table,
+    impossible_words,
     merge_small,
 )
 from harness.exact import (
@@ -571,6 +572,11 @@ def chi_square_trial(target, seed: int, draws: int = CHI_SQUARE_DRAWS):
                                  4 if r.args[1] >= ltr_sum(probs) else None)
         counts[int(r.value)] += 1
     expected = [draws * p for p in probs]
+    impossible = impossible_words(counts, expected)
+    if impossible:  # never pooled: one draw of an id of probability 0 fails outright
+        raise CatalogFailure(f"{draws} draws of {FN}(probs, u) with u from PCG32 (seed {seed}): "
+                             f"{impossible} (an id of probability 0 is never returned)\n  probs = "
+                             f"{list(probs)}", 2)
     obs, exp = merge_small(counts, expected)
     stat, pvalue = chisquare(obs, exp)
     return counts, expected, float(stat), float(pvalue)

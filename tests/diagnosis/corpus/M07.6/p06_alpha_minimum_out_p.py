@@ -1,8 +1,7 @@
 # expect: pitfall 6
 # style: numpy vectorised on np.asarray views (base: correct_numpy_views_never_written.py)
 # bug: acceptance_probability writes the minima into p's buffer (np.minimum(p, q, out=p)) to save an allocation: np.asarray did not copy, so a caller's float64 p is overwritten with min(p, q) (a read-only one raises)
-# caught-by: test_acceptance_rate_matches_acceptance_probability
-# passes-today
+# caught-by: test_arguments_are_never_modified
 # counterexample: p = np.array([0.75, 0.25]); acceptance_probability(p, np.array([0.25, 0.75])) returns 0.5 (right) but leaves
 #   p == [0.25, 0.25] (contract: not modified); a read-only p raises ValueError: output array is read-only
 """tinyllm.prob.rejection: von Neumann's sampler and the speculative-decoding step."""

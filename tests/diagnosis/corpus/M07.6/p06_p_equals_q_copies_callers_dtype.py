@@ -2,7 +2,7 @@
 # style: numpy vectorised on np.asarray views (base: correct_numpy_views_never_written.py)
 # bug: when Z == 0 residual_distribution returns np.array(p, copy=True), a copy of the caller's p as given: for p = q = [1, 0] (ints) that is an int64 array, for a float32 p a float32 one, not a float64 array
 # caught-by: test_residual_when_p_equals_q
-# passes-today
+# diagnosis-misses: the int64 array breaks the contract's return type (a float64 array), which the target checks on every call and which names no pitfall; no mutant returns a wrong dtype there
 # counterexample: residual_distribution([1, 0], [1, 0]) returns array([1, 0]) of dtype int64; the contract returns a float64
 #   array [1.0, 0.0] (a float32 p == q gives a float32 array)
 """tinyllm.prob.rejection: von Neumann's sampler and the speculative-decoding step."""

@@ -1,8 +1,7 @@
 # expect: pitfall 6
 # style: numpy vectorised on np.asarray views (base: correct_numpy_views_never_written.py)
 # bug: rejection_sample turns q into the envelope in place (q *= m, then p > q and u < p_x / q_x): np.asarray did not copy, so a caller's float64 q comes back multiplied by m (a read-only one raises)
-# caught-by: test_rejection_sample_first_try_enumerated
-# passes-today
+# caught-by: test_arguments_are_never_modified
 # counterexample: q = np.array([0.5, 0.5]); rejection_sample([0.5, 0.5], q, 2.0, rng) with uniforms [0.0, 0.0] returns (0, 1)
 #   as the contract does, but leaves q == [1.0, 1.0] (contract: not modified); a read-only q raises ValueError
 """tinyllm.prob.rejection: von Neumann's sampler and the speculative-decoding step."""

@@ -1,7 +1,6 @@
 # expect: pitfall 8
 # style: numpy vectorised (base: correct_numpy.py)
 # bug: the distribution check compares np.sum(arr) with 1 +- 1e-9 (the contract's check is the left-to-right sum too); everything else is correct
-# passes-today
 # counterexample: p = q = [0.1]*9 + [0.100000001]: the left-to-right sum is 1.0000000009999999 (a distribution,
 #   acceptance_probability returns it), np.sum gives 1.000000001 and this file raises ValueError
 import numpy as np

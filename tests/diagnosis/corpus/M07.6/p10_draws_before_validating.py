@@ -1,8 +1,7 @@
 # expect: ol pitfall 10
 # style: numpy vectorised on np.asarray views (base: correct_numpy_views_never_written.py)
 # bug: rejection_sample makes its first proposal before the argument checks (sample_categorical checks q anyway, I thought), so a ValueError (bad p, m, envelope, max_tries, or q) consumes one uniform
-# caught-by: test_shapes_and_distributions_are_checked
-# diagnosis-misses: only test_shapes_and_distributions_are_checked sees the early draw (its bad-p call runs out of scripted uniforms), so that test's own ol pitfall 13 (not validated) is named, not the draw accounting
+# caught-by: test_rejection_sample_checks_the_envelope
 """tinyllm.prob.rejection: von Neumann's sampler and the speculative-decoding step."""
 
 import numbers

@@ -2,7 +2,6 @@
 # style: numpy vectorised on np.asarray views (base: correct_numpy_views_never_written.py)
 # bug: rejection_sample validates p and q up front but checks m, the envelope and max_tries after drawing try 1's proposal (next to the loop that uses them): a ValueError for m < 1, a failed envelope or max_tries = 0 consumes one uniform
 # caught-by: test_rejection_sample_checks_the_envelope
-# passes-today
 # counterexample: rejection_sample([0.5, 0.5], [0.5, 0.5], 0.5, rng) raises ValueError after one rng.uniform() (likewise m = 2
 #   with p = [0.75, 0.25], q = [0.25, 0.75], or max_tries = 0); the contract raises before the first draw
 """tinyllm.prob.rejection: von Neumann's sampler and the speculative-decoding step."""

@@ -2,7 +2,6 @@
 # style: plain loops over Python floats (base: correct_plain_isfinite.py)
 # bug: m goes through float(m) so that ints and numpy scalars all work: a numeric string such as '2' is converted and sampled with, instead of raising TypeError or ValueError
 # caught-by: test_rejection_sample_checks_the_envelope
-# passes-today
 # counterexample: rejection_sample([0.5, 0.5], [0.5, 0.5], '2', rng) with uniforms [0.0, 0.0] returns (0, 1); the contract raises
 #   TypeError or ValueError (m is not a number) before any draw
 """M07.6 rejection sampling, residual distributions, one speculative step."""

@@ -2,7 +2,6 @@
 # style: plain loops over Python floats (base: correct_plain_isfinite.py)
 # bug: max_tries is only compared (max_tries < 1, then while tries < max_tries), never checked to be an integer: 2.5 runs 3 tries, True runs 1, NaN raises RuntimeError after no try
 # caught-by: test_rejection_sample_checks_the_envelope
-# passes-today
 # counterexample: rejection_sample([0.5, 0.5], [0.5, 0.5], 1.0, rng, max_tries=2.5) with uniforms [0.0, 0.0] returns (0, 1)
 #   (max_tries=True too); the contract raises ValueError before any draw
 """M07.6 rejection sampling, residual distributions, one speculative step."""

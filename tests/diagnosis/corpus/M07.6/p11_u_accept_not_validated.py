@@ -2,7 +2,6 @@
 # style: plain loops over Python floats (base: correct_plain_isfinite.py)
 # bug: speculative_step compares u_accept < p[x] / q[x] inline (p and q are already checked, so I skipped rejection_accept): u_accept is never validated, so 1.5, -0.25 or NaN gets an answer
 # caught-by: test_speculative_rejects_bad_drafts
-# passes-today
 # counterexample: speculative_step([0.5, 0.5], [0.25, 0.75], 0, 1.5, 0.5) returns (0, True) and u_accept = nan returns (0, False);
 #   the contract raises ValueError (u_accept not in [0, 1) or not finite)
 """M07.6 rejection sampling, residual distributions, one speculative step."""

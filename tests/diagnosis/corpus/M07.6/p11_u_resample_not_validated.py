@@ -2,7 +2,6 @@
 # style: numpy vectorised on np.asarray views (base: correct_numpy_views_never_written.py)
 # bug: on rejection speculative_step walks the residual's CDF itself (the residual is a distribution by construction, why check it again) instead of calling sample_categorical: u_resample is never validated, so 1.5, -0.5 or NaN gets an id; u_resample is still not read on acceptance
 # caught-by: test_speculative_rejects_bad_drafts
-# passes-today
 # counterexample: speculative_step([0.25, 0.75], [0.75, 0.25], 0, 0.5, 1.5) rejects (0.5 >= 1/3) and returns (1, False), as it does
 #   for u_resample = nan; the contract raises ValueError there (with u_accept = 0.1, accepted, both give (0, True))
 """tinyllm.prob.rejection: von Neumann's sampler and the speculative-decoding step."""

@@ -2,7 +2,6 @@
 # style: numpy vectorised on np.asarray views (base: correct_numpy_views_never_written.py)
 # bug: the sum-to-1 rule is np.isclose(total, 1.0) with numpy's default tolerances (rtol 1e-5, atol 1e-8), not |total - 1| <= 1e-9: [0.5, 0.500001] passes as a distribution
 # caught-by: test_shapes_and_distributions_are_checked
-# passes-today
 # counterexample: acceptance_probability([0.5, 0.500001], [0.5, 0.5]) returns 1.0; the contract raises ValueError
 #   (the left-to-right sum 1.0000010000000001 is 1e-6 away from 1)
 """tinyllm.prob.rejection: von Neumann's sampler and the speculative-decoding step."""

@@ -1,9 +1,8 @@
-# expect: ol pitfall 13
+# expect: correct
 # style: numpy vectorised on np.asarray views (base: correct_numpy_views_never_written.py)
 # bug: the distributions are read with np.asarray(probs, dtype=np.float64), which converts numeric strings: ['0.5', '0.5'] passes as a distribution (None becomes NaN and 'abc' fails, so those still raise)
-# caught-by: test_shapes_and_distributions_are_checked
-# passes-today
-# counterexample: acceptance_probability(['0.5', '0.5'], [0.5, 0.5]) returns 1.0; the contract raises TypeError or ValueError
+# relaxed (issue #14): the contract lets numpy convert numeric strings inside p and q (no answer changes);
+#   written as a bug, it is correct under the contract: acceptance_probability(['0.5', '0.5'], [0.5, 0.5]) may return 1.0
 """tinyllm.prob.rejection: von Neumann's sampler and the speculative-decoding step."""
 
 import numbers

@@ -2,7 +2,6 @@
 # style: numpy vectorised on np.asarray views (base: correct_numpy_views_never_written.py)
 # bug: the envelope is checked as max(p / q) > m (a division, with errstate for q == 0) instead of p_i > m * q_i: p_i == m * q_i can give p_i / q_i > m after rounding, and a valid tight envelope is refused
 # caught-by: test_rejection_sample_checks_the_envelope
-# passes-today
 # counterexample: rejection_sample([0.30000000000000004, 0.7], [0.1, 0.9], 3, rng) with uniforms [0.0, 0.0]: 3 * 0.1 ==
 #   0.30000000000000004, so p_0 == m q_0 (valid) and the contract returns (0, 1); this file raises ValueError (p_0 / q_0 = 3.0000000000000004 > 3)
 """tinyllm.prob.rejection: von Neumann's sampler and the speculative-decoding step."""

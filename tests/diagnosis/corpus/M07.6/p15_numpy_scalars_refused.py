@@ -1,8 +1,7 @@
 # expect: ol pitfall 15
 # style: numpy vectorised on np.asarray views (base: correct_numpy_views_never_written.py)
 # bug: the number check is isinstance(v, (int, float)): np.float64 passes (a float subclass) but np.float32, np.float16 and numpy integers are refused with ValueError as p_x, q_x, u or m
-# caught-by: test_accept_rejects_bad_arguments
-# passes-today
+# caught-by: test_arguments_are_never_modified
 # counterexample: rejection_accept(np.float32(0.5), 0.5, 0.25) and rejection_accept(np.int64(1), np.int64(2), 0.25) raise
 #   ValueError, the contract returns True; rejection_sample([0.5, 0.5], [0.5, 0.5], np.int64(2), rng) raises too
 """tinyllm.prob.rejection: von Neumann's sampler and the speculative-decoding step."""

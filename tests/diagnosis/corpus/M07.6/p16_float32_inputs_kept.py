@@ -1,8 +1,7 @@
 # expect: ol pitfall 16
 # style: numpy vectorised on np.asarray views (base: correct_numpy_views_never_written.py)
 # bug: only integer arrays are converted to float64 (arr.astype for dtype kind 'iu'); a float32 p or q is used as it comes, so the residual (p - q, / Z) and the envelope and ratio of rejection_sample are float32 arithmetic, and residual_distribution returns a float32 array
-# caught-by: test_residual_is_a_distribution
-# passes-today
+# caught-by: test_arguments_are_never_modified
 # counterexample: residual_distribution(np.array([0.625, 0.375], np.float32), np.array([0.125, 0.875], np.float32)) is a float32
 #   array (contract: float64); p = float32 [0.3, 0.4, 1 - 0.3f - 0.4f], q = float32 [0.26, 0.35, 1 - 0.26f - 0.35f] give
 #   [0.4444445073604584, 0.5555554628372192, 0.0] where the contract gives [0.44444451803039836, 0.5555554819696017, 0.0]

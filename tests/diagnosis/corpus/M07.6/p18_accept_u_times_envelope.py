@@ -2,7 +2,6 @@
 # style: numpy vectorised on np.asarray views (base: correct_numpy_views_never_written.py)
 # bug: the envelope m * q is computed once as an array and the von Neumann test is u * envelope[x] < p[x] (no division): same law, but other uniforms accept next to the boundary
 # caught-by: test_rejection_sample_first_try_enumerated
-# passes-today
 # counterexample: rejection_sample([0.23, 0.77], [0.2, 0.8], 2.0, rng, 1) with uniforms [0.0, 0.575]: u == p_0 / (m q_0) = 0.575,
 #   so the contract rejects and raises RuntimeError; this file accepts (0.575 * 0.4 < 0.23) and returns (0, 1)
 """tinyllm.prob.rejection: von Neumann's sampler and the speculative-decoding step."""

@@ -1,7 +1,6 @@
 # expect: pitfall 18
 # style: math module + numbers, reduce sums (base: correct_math.py)
 # bug: von Neumann test u < p_x / q_x / m instead of u < p_x / (m q_x): two roundings instead of one
-# passes-today
 # counterexample: p=[0.125, 0.875], q=[0.1, 0.9], m=3.0, max_tries=1, uniforms [0.0, 3752999689475413/2**53]:
 #   the contract rejects (u == p_x / (m q_x) = 0.41666666666666663) and raises RuntimeError; this file accepts, (0, 1)
 import math

@@ -1,7 +1,6 @@
 # expect: pitfall 18
 # style: math module + numbers, reduce sums (base: correct_math.py)
 # bug: von Neumann test written without the division, u * m * q_x < p_x: same law, other uniforms accept at the boundary
-# passes-today
 # counterexample: p=[0.3, 0.7], q=[0.1, 0.9], m=3.0, max_tries=1, uniforms [0.0, (2**53 - 2)/2**53]:
 #   the contract rejects (u == p_x / (m q_x) = 0.9999999999999998) and raises RuntimeError; this file accepts, (0, 1)
 import math

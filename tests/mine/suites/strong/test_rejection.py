@@ -215,3 +215,126 @@ def test_rejection_sample_mean_tries_is_m():
     rng = PCG32(76, 54)
     tries = [rejection_sample([0.5, 0.3, 0.2, 0.0], [0.25] * 4, 3.0, rng)[1] for _ in range(2000)]
     assert abs(sum(tries) / len(tries) - 3.0) < 4 * (3.0 * 2.0 / 2000) ** 0.5
+
+
+# -- rules of the contract the tests above left alone (issue #14) ------------------------------
+
+GRID = 2.0**53  # uniforms are multiples of 2**-53
+
+
+def below_and_at(t):
+    """The largest uniform below t and the smallest one at or above it."""
+    k = int(np.ceil(t * GRID))
+    return (k - 1) / GRID, k / GRID
+
+
+def random_pairs(count, n, seed):
+    gen = np.random.default_rng(seed)
+    for _ in range(count):
+        w, v = gen.random(n) + 0.05, gen.random(n) + 0.05
+        yield (w / ltr(w.tolist())).tolist(), (v / ltr(v.tolist())).tolist()
+
+
+def test_a_tight_envelope_that_rounds_is_still_valid():
+    assert 3 * 0.1 == 0.30000000000000004  # so p_0 == m q_0 exactly
+    assert rejection_sample([0.30000000000000004, 0.7], [0.1, 0.9], 3.0, Script([0.05, 0.5])) == (0, 1)
+
+
+def test_von_neumann_threshold_is_decided_to_the_bit():
+    for p, q in random_pairs(300, 3, 1):
+        m = max(a / b for a, b in zip(p, q)) * 1.7
+        start = 0.0
+        for x in range(3):
+            t = p[x] / (m * q[x])
+            for u in below_and_at(t):
+                rng = Script([start, u])
+                if u < t:
+                    assert rejection_sample(p, q, m, rng, max_tries=1) == (x, 1)
+                else:
+                    with pytest.raises(RuntimeError):
+                        rejection_sample(p, q, m, rng, max_tries=1)
+            start += q[x]  # the next id's proposals start at the running sum of q
+
+
+def test_the_sum_tolerance_is_1e9_left_to_right():
+    with pytest.raises(ValueError):
+        acceptance_probability([0.5, 0.500001], [0.5, 0.5])  # np.isclose would accept it
+    assert acceptance_probability([0.5, 0.5 + 5e-10], [0.5, 0.5]) == 1.0  # within 1e-9: valid
+    gen = np.random.default_rng(5)
+    edge = 1.0 + 1e-9
+    while abs(np.nextafter(edge, 2.0) - 1.0) <= 1e-9:
+        edge = np.nextafter(edge, 2.0)
+    while abs(edge - 1.0) > 1e-9:
+        edge = np.nextafter(edge, 0.0)
+    for _ in range(2000):  # a p whose left-to-right sum is exactly the edge, np.sum's beyond it
+        w = gen.random(20) + 0.01
+        p = (w / ltr(w.tolist())).tolist()
+        for _ in range(4):
+            p[-1] += edge - ltr(p)
+        if ltr(p) == edge and abs(float(np.sum(p)) - 1.0) > 1e-9:
+            assert acceptance_probability(p, p) == ltr(p)  # valid: left to right it is within
+            return
+    pytest.fail("no edge case found")
+
+
+def test_a_value_error_draws_nothing():
+    rng = Script([0.5, 0.5])
+    with pytest.raises(ValueError):
+        rejection_sample([0.5, 0.5], [0.9, 0.1], 1.5, rng)  # 0.5 > 1.5 * 0.1
+    assert rng.drawn == 0
+
+
+@pytest.mark.parametrize("u", [1.0, 1.5, -0.25, float("nan")])
+def test_speculative_checks_its_uniforms(u):
+    with pytest.raises(ValueError):
+        speculative_step(P, Q, 0, u, 0.5)
+    with pytest.raises(ValueError):
+        speculative_step(P, Q, 1, 0.75, u)  # 0.75 >= r = 0.5 rejects: u_resample is read
+
+
+@pytest.mark.parametrize("tries", [2.5, 2.0])
+def test_max_tries_is_an_integer(tries):
+    with pytest.raises((TypeError, ValueError)):
+        rejection_sample([1.0, 0.0], [0.5, 0.5], 2.0, Script([0.75, 0.0] * 4), max_tries=tries)
+
+
+def read_only(values, dtype=np.float64):
+    arr = np.array(values, dtype=dtype)
+    arr.flags.writeable = False
+    return arr
+
+
+def test_numpy_arguments_are_left_alone_and_read_only_ones_work():
+    p, q = np.array(P), np.array(Q)
+    assert acceptance_probability(p, q) == 0.5
+    assert rejection_sample(np.array([0.5, 0.5]), np.array([0.75, 0.25]), 2.0, Script([0.1, 0.1])) == (0, 1)
+    residual_distribution(p, q)
+    assert p.tolist() == P and q.tolist() == Q
+    q2 = np.array([0.75, 0.25])
+    rejection_sample([0.5, 0.5], q2, 2.0, Script([0.1, 0.1]))
+    assert q2.tolist() == [0.75, 0.25]
+    assert residual_distribution(read_only(P), read_only(Q)).tolist() == [0.5, 0.0, 0.5, 0.0]
+    assert acceptance_probability(read_only(P), read_only(Q)) == 0.5
+
+
+def test_numpy_scalars_are_numbers():
+    assert rejection_accept(np.float32(0.25), np.float32(0.5), np.float32(0.25)) == True
+    assert speculative_step(P, Q, np.int64(1), np.float64(0.25), np.float32(0.5)) == (1, True)
+
+
+def test_float32_inputs_are_computed_in_float64():
+    p32, q32 = np.array([0.375, 0.25, 0.375], np.float32), np.array([0.125, 0.625, 0.25], np.float32)
+    got = residual_distribution(p32, q32)
+    assert got.dtype == np.float64
+    assert got.tolist() == residual_distribution([0.375, 0.25, 0.375], [0.125, 0.625, 0.25]).tolist()
+    assert residual_distribution([1, 0], [1, 0]).dtype == np.float64  # integers too
+
+
+def test_speculative_accept_boundary_is_float64_on_arbitrary_inputs():
+    for p, q in random_pairs(100, 4, 3):
+        for x in range(4):
+            r = p[x] / q[x]
+            if r >= 1:
+                continue
+            for u in below_and_at(r):
+                assert speculative_step(p, q, x, u, 0.0)[1] == (u < r)

@@ -1,0 +1,146 @@
+"""The M07.6 catalog's own inputs, seeds and statistics do what the catalog says (issue #14).
+
+- Randomised cases come from the run seed (``harness.seeding``): the public cases by default, fresh
+  hidden ones under a seed; the reference passes under every seed, every mutant is still killed by
+  its designated test under hidden seeds, and code right only on the public inputs fails.
+- The chi-square never pools an id of probability 0: one draw there fails, naming the id.
+
+File names carry the module: pytest's default import mode needs unique basenames.
+"""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+import pytest
+
+from harness.catalogs import support
+from harness.catalogs.m07_6 import test_catalog as catalog
+from harness.catalogs.support import CatalogFailure
+from harness.course import load_course
+from harness.lab import mutant_target
+from harness.lab_support import reference_copy
+from harness.loading import reference_target
+from harness.mutants import load_mutants
+from harness.runner import run_case, run_catalog
+from harness.seeding import case_seed, cases_from
+from harness.target import InProcessTarget
+
+MODULE = load_course().module("M07.6")
+CASES = {info.name: (info, fn) for info, fn in __import__("harness.catalog", fromlist=["collect"])
+         .collect(MODULE)}
+HIDDEN = (3, 1_000_003, 2**40 + 7)
+
+
+# -- pooling: an impossible id is never pooled --------------------------------------------------
+
+def test_merge_small_never_pools_an_id_of_probability_zero():
+    counts, expected = [100, 3, 0, 97], [100.0, 2.0, 0.0, 98.0]
+    obs, exp = support.merge_small(counts, expected)
+    assert len(obs) == 2 and obs.sum() == 200  # the expected-0 id is left out, the small one pooled
+    assert support.impossible_draws([100, 3, 1, 96], expected) == [2]
+    with pytest.raises(ValueError, match="impossible_draws"):
+        support.merge_small([100, 3, 1, 96], expected)
+
+
+def test_one_draw_of_an_impossible_id_fails_the_chi_square_by_name():
+    p, _ = catalog.chi_square_inputs()
+    zero = p.index(0.0)
+    ref = reference_copy(MODULE, "ol_impossible")
+    real = ref.speculative_step
+    state = {"calls": 0}
+
+    def once_impossible(*args):
+        state["calls"] += 1
+        return (zero, False) if state["calls"] == 1000 else real(*args)
+
+    ref.speculative_step = once_impossible
+    target = InProcessTarget("impossible", ref, MODULE.functions, load_course().returns)
+    with pytest.raises(CatalogFailure, match=f"id {zero} was drawn 1 time although its probability is 0"):
+        catalog.chi_square_trial(target, catalog.CHI_SQUARE_SEED)
+
+
+# -- the run seed: public cases, hidden ones, and replays ----------------------------------------
+
+def families() -> dict[str, object]:
+    return {"eighths": catalog.eighths_cases(), "floats": catalog.float_cases(),
+            "chi-square inputs": catalog.chi_square_inputs(),
+            "thresholds": catalog.threshold_cases(), "edges": catalog.tolerance_edges(),
+            "alpha pair": catalog.discriminating_alpha_pair(),
+            "residual pair": catalog.discriminating_pair()}
+
+
+def test_public_cases_are_the_catalogs_constants_and_hidden_ones_differ():
+    assert case_seed(8, "m07_6.eighths") == 8  # no run seed: the public constant itself
+    public = families()
+    with cases_from(None):
+        assert families() == public
+    with cases_from(HIDDEN[0]):
+        first = families()
+        assert families() == first  # a seed replays its cases exactly
+    with cases_from(HIDDEN[1]):
+        second = families()
+    for name in public:
+        assert first[name] != public[name] and second[name] != first[name], name
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_reference_passes_under_every_seed(seed):
+    run = run_catalog(MODULE, reference_target(MODULE), "reference", seed=seed)
+    assert run.verdict == "pass", [(t.name, t.message[:300]) for t in run.failures()]
+    assert run.seed == seed
+
+
+@pytest.mark.parametrize("mutant", load_mutants("M07.6"), ids=lambda m: m.id)
+def test_every_mutant_is_killed_by_its_designated_test_under_hidden_seeds(mutant):
+    for seed in HIDDEN:
+        target = mutant_target(mutant, MODULE)
+        with cases_from(seed):
+            outcomes = {name: run_case(MODULE, *CASES[name], target, 60.0).ok
+                        for name in mutant.designated}
+        assert not all(outcomes.values()), f"{mutant.id} survives its designated tests at seed {seed}"
+
+
+def memoriser() -> types.ModuleType:
+    """The reference wherever the public catalog calls it, a wrong resampler everywhere else: code
+    right on every public input pair and wrong on all others."""
+    ref = reference_copy(MODULE, "ol_memoriser")
+    seen: set[tuple] = set()
+    real = ref.speculative_step
+
+    def key(p, q) -> tuple | None:
+        try:
+            key = tuple(np.asarray(p, dtype=float).tolist()), tuple(np.asarray(q, dtype=float).tolist())
+            hash(key)
+            return key
+        except (TypeError, ValueError):  # not 1-D distributions: the reference's own error follows
+            return None
+
+    def recording(p, q, x, u_accept, u_resample):
+        seen.add(key(p, q))
+        return real(p, q, x, u_accept, u_resample)
+
+    ref.speculative_step = recording
+    run = run_catalog(MODULE, InProcessTarget("record", ref, MODULE.functions, load_course().returns),
+                      "record")
+    assert run.verdict == "pass", [(t.name, t.message[:300]) for t in run.failures()]
+
+    def memorised(p, q, x, u_accept, u_resample):
+        token, accepted = real(p, q, x, u_accept, u_resample)
+        if key(p, q) in seen or accepted:
+            return token, accepted
+        return ref.sample_categorical(np.asarray(p, dtype=float), u_resample), False  # p, not the residual
+
+    ref.speculative_step = memorised
+    return ref
+
+
+def test_code_right_only_on_the_public_inputs_passes_them_and_fails_hidden_ones():
+    module = memoriser()
+    target = InProcessTarget("memoriser", module, MODULE.functions, load_course().returns)
+    public = run_catalog(MODULE, target, "memoriser")
+    assert public.verdict == "pass", [(t.name, t.message[:300]) for t in public.failures()]
+    hidden = run_catalog(MODULE, target, "memoriser", seed=HIDDEN[0])
+    assert hidden.verdict == "fail" and hidden.seed == HIDDEN[0]
+    assert "test_speculative_output_is_exactly_p" in {t.name for t in hidden.failures()}
