@@ -219,7 +219,7 @@ def pcg_words(target, seed, stream, count: int) -> list[int]:
 
 
 def first_difference(got: list, want: list) -> int:
-    return next(i for i, (a, b) in enumerate(zip(got, want)) if a != b)
+    return next(i for i, (a, b) in enumerate(zip(got, want, strict=True)) if a != b)
 
 
 def hexes(words) -> str:
@@ -297,7 +297,7 @@ def common_runs(a: list[int], b: list[int]) -> int:
 def bit_agreement(a: list[int], b: list[int]) -> tuple[int, int, float]:
     """(agreeing bits, bits compared, two-sided p-value of a fair-coin binomial)."""
     bits = 32 * len(a)
-    agree = bits - sum((x ^ y).bit_count() for x, y in zip(a, b))
+    agree = bits - sum((x ^ y).bit_count() for x, y in zip(a, b, strict=True))
     z = (agree - bits / 2) / math.sqrt(bits / 4)
     return agree, bits, math.erfc(abs(z) / math.sqrt(2))
 
@@ -369,7 +369,7 @@ def test_same_seed_same_sequence(target):
            f"a second {show_pcg(seed, stream)}, created while the first was in use, gave "
            f"{hexes(got_b[:5])} ..., but a lone one gives {hexes(alone[:5])} ...: a generator's words "
            "may depend on its seed and stream only", 10)
-    i = next((k for k, (g, w) in enumerate(zip(got_a, alone)) if g != w), None)
+    i = next((k for k, (g, w) in enumerate(zip(got_a, alone, strict=True)) if g != w), None)
     expect(i is None, f"{show_pcg(seed, stream)} drew 5 words, then two other generators were "
            f"created and drawn from; its word {(i or 0) + 1} is then {got_a[i or 0]:#010x}, but "
            f"{alone[i or 0]:#010x} for a lone generator: each generator must keep its own state (an "
@@ -564,7 +564,7 @@ NOT_INTEGERS = [42.0, 42.5, math.nan, math.inf, np.float64(54.0), "42", None]
 def test_bad_seed_or_stream_raises(target):
     calls = [((bad, 54), "seed") for bad in OUT_OF_RANGE + NOT_INTEGERS]
     calls += [((42, bad), "stream") for bad in OUT_OF_RANGE + NOT_INTEGERS]
-    for r, (args, which) in zip(target.map("PCG32", [c for c, _ in calls]), calls):
+    for r, (args, which) in zip(target.map("PCG32", [c for c, _ in calls]), calls, strict=True):
         bad = args[0] if which == "seed" else args[1]
         got = fmt(r.error) if r.error else "returned a generator"
         if any(bad is b for b in OUT_OF_RANGE):
