@@ -593,8 +593,8 @@ def test_bad_seed_or_stream_raises(target):
 
 
 @case("boundary", "0 and 2**64 - 1, numpy uint64, int64, uint32 seeds and streams accepted; a numpy "
-      "scalar gives the int's words", "seeds come from numpy arrays and from 64-bit hashes",
-      pitfalls=(12,), kills=("x18", "x19"))
+      "scalar gives the int's words; seed= and stream= by name", "seeds come from numpy arrays and "
+      "from 64-bit hashes", pitfalls=(12,), kills=("x18", "x19", "x22"))
 def test_valid_seeds_and_streams_accepted(target):
     calls = [(0, 0), (MASK64, 54), (42, MASK64), (MASK64, MASK64), (np.uint64(MASK64), np.uint64(MASK64)),
              (np.int64(42), np.int64(54)), (np.uint32(42), np.uint32(54)), (np.uint64(42), 54)]
@@ -609,3 +609,11 @@ def test_valid_seeds_and_streams_accepted(target):
         want = pcg_words(target, seed, stream, 4)  # the target's own words for the Python ints
         expect(got == want, f"{show_pcg(*args)}.next_u32() gave {hexes(got)}, but PCG32({seed}, "
                f"{stream}) gives {hexes(want)}: a numpy scalar means the same integer", 12)
+    for named in ({"seed": 42, "stream": 54}, {"seed": 42}):  # pcg32.pyi's names, as callers write them
+        shown = f"PCG32({', '.join(f'{k}={v!r}' for k, v in named.items())})"
+        r = target.map("PCG32", [()], **named)[0]
+        expect(r.error is None, f"{shown} {fmt(r.error)}; expected a generator: the parameters are "
+               "named seed and stream (pcg32.pyi), and callers pass them by name", 12)
+        got = [int(w) for w in draw(target, r.value, "next_u32", 6, shown)]
+        expect(got == list(ROUND_1), f"{shown}.next_u32() gave {hexes(got)}, expected "
+               f"{hexes(ROUND_1)}, the words of PCG32(42, 54)", None)
