@@ -822,7 +822,7 @@ def other_totals(probs) -> str:
 
 @case("property", "array-likes (read-only float64 arrays too) and numpy scalars accepted, "
       "probs= and u= by name, nothing modified", "callers (M07.6, L8.1) reuse their arrays afterwards",
-      pitfalls=(7, 10, 1, 2, 3, 4, 6, 8, 9), kills=("x15", "x16", "x19", "x22"))
+      pitfalls=(7, 10, 1, 2, 3, 4, 6, 8, 9), kills=("x15", "x16", "x19", "x22", "x23"))
 def test_inputs_accepted_and_not_modified(target):
     p3 = [0.5, 0.25, 0.25]
     forms = [(p3, "a list"), (tuple(p3), "a tuple"), (np.array(p3), "a float64 array"),
@@ -849,9 +849,10 @@ def test_inputs_accepted_and_not_modified(target):
                 # A writable copy (an in-place edit of it is a violation, named by map_calls).
                 again = map_calls(target, [(r.args[0].copy(), r.args[1])])[0]
                 expect(again.error is not None,
-                       f"{called(FN, r.args)} {fmt(r.error)}; expected {want}: probs is {label}, "
-                       f"and a writable copy of it is answered ({again.value!r}): the code writes "
-                       "into probs, the caller's array; work on a copy", 7)
+                       f"{called(FN, r.args)} {fmt(r.error)}; expected {want}: {label}, and a "
+                       f"writable copy of probs is answered ({again.value!r}): the code writes into "
+                       "probs, the caller's array, even if it writes the values it holds; work on a "
+                       "copy", 7)
             ok = target.map(FN, [plain])[0]  # the same values as a list of floats and a float
             pitfall = 10 if ok.error is None else error_cause(*plain, False)[1]
             raise CatalogFailure(f"{called(FN, r.args)} {fmt(r.error)}; expected {want}: {label} is "
