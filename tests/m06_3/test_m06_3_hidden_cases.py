@@ -46,13 +46,13 @@ class Spy:
     def method(self, obj, name, *args):
         return 0
 
-    def PCG32(self, *args):  # noqa: N802 - the module's class name
+    def PCG32(self, *args):
         return self.map("PCG32", [args])[0].value
 
 
 def seeds_made(test_name: str, seed: int | None) -> list[tuple]:
     """The (seed, stream) pairs ``test_name`` makes generators of, under run seed ``seed``."""
-    fn = dict((info.name, fn) for info, fn in collect(MODULE))[test_name]
+    fn = {info.name: fn for info, fn in collect(MODULE)}[test_name]
     spy = Spy()
     with cases_from(seed):
         try:
