@@ -17,7 +17,13 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft7Validator
 
-from harness.gate import GateResult, ModuleGate, to_gate_json, to_gate_junit, to_gate_markdown
+from harness.gate import (
+    GateResult,
+    ModuleGate,
+    to_gate_json,
+    to_gate_junit,
+    to_gate_markdown,
+)
 from harness.gradebook import CSV_NAME, Gradebook
 from harness.lab import LabResult, MutantRow
 from harness.model import Kind, Outcome, RunResult, TestResult
@@ -26,7 +32,12 @@ from harness.report.common import cases_line, replay_command, run_cases_line, ru
 from harness.report.gradescope import to_gradescope
 from harness.report.json_report import to_json_text
 from harness.report.junit import to_junit
-from harness.report.lab import lab_summary, to_lab_markdown, to_stryker, write_lab_reports
+from harness.report.lab import (
+    lab_summary,
+    to_lab_markdown,
+    to_stryker,
+    write_lab_reports,
+)
 from harness.report.lab_html import to_lab_html
 from harness.report.markdown import to_markdown
 from harness.report.text import format_run
