@@ -104,9 +104,8 @@ def run_seed(args: argparse.Namespace, fresh: bool) -> int | None:
     given = getattr(args, "seed", None)
     if given is None:
         return fresh_seed() if fresh else None
-    if given != PUBLIC:
-        given = parse_seed_option(str(given))
-    return None if given == PUBLIC else given
+    seed = parse_seed_option(str(given))
+    return None if seed == PUBLIC else seed
 
 
 def _check_report_paths(paths: Sequence[str | None | tuple[str, str | None]],

@@ -283,10 +283,11 @@ def cmd_grade(args: argparse.Namespace) -> int:
     from harness.catalog import collect
 
     tests = [info.name for info, _ in collect(module)]
-    asked = run_seed(args, fresh=False) if getattr(args, "seed", None) is not None else None
+    given = getattr(args, "seed", None) is not None
+    asked = run_seed(args, fresh=False) if given else None  # checked before anything is written
     with locked(out):
         record = read_gradebook(out, module)
-        seed = seed_of_run(record, getattr(args, "seed", None) is not None, asked, out)
+        seed = seed_of_run(record, given, asked, out)
         settings = dict(settings, seed=seed)
         book = open_gradebook(out, module, folder, settings, tests, record)
         return _grade(args, module, folder, book, settings, resumed=record is not None)
@@ -388,8 +389,9 @@ def _grade(args: argparse.Namespace, module: Module, folder: Path, book: Gradebo
 
 
 def _cases_line(book: Gradebook, resumed: bool) -> str:
-    """``cases: hidden, seed N, the gradebook's (replay one: ol check M --workspace .../NAME
-    --seed N)``: which cases every submission is checked on, and how one check is replayed."""
+    """``cases: hidden, seed N, recorded in the gradebook (replay one submission: ol check M
+    --workspace SUBMISSIONS/NAME --seed N)``: which cases every submission is checked on, and how
+    one check is replayed."""
     from harness.report.common import cases_line
 
     head = cases_line(book.seed)

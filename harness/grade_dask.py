@@ -3,11 +3,12 @@
 Each submission travels with the task as its staged ``python/`` tree (``harness.sandbox.
 staging``: the ``.py`` files whose bytes were hashed, after the same refusals as the local
 executor's), so the workers need no shared file system, only ``ol`` installed (``pip install
-"ol[dask]"``) at the same version. The task's request carries the gradebook's run seed, so a
-worker checks the submission on the same cases as the local executor would. On a worker, a ``WorkerPlugin`` keeps a pool of grading slots
-(``harness.grade_slots``), one per task running at once, so the imports are paid once per slot
-there too, and a submission past its budget is killed there without harming the worker. Without
-``--scheduler`` a ``LocalCluster`` of ``--jobs`` single-threaded worker processes is started.
+"ol[dask]"``) at the same version; its request carries the gradebook's run seed, so a worker
+checks it on the same cases as the local executor. On a worker, a ``WorkerPlugin`` keeps a pool
+of grading slots (``harness.grade_slots``), one per task running at once, so the imports are paid
+once per slot there too, and a submission past its budget is killed there without harming the
+worker. Without ``--scheduler`` a ``LocalCluster`` of ``--jobs`` single-threaded worker processes
+is started.
 """
 
 from __future__ import annotations
