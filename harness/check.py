@@ -20,6 +20,7 @@ from harness.errors import HarnessError
 from harness.model import RunResult, TestResult
 from harness.runner import IN_PROCESS_TEST_LIMIT_S, run_catalog
 from harness.sandbox.fs import remove_tree
+from harness.seeding import MAX_SEED
 from harness.target import Target
 from harness.workspace import (
     Workspace,
@@ -41,6 +42,21 @@ class CheckRequest:
     pattern: str | None = None
     limits: object | None = None  # harness.sandbox.isolated.Limits
     diagnose: bool = True  # after a failure, name the known mistake the code behaves like
+    seed: int | None = None  # the run seed of the randomised cases; None: the public cases
+
+    def __post_init__(self) -> None:
+        check_seed(self.seed)
+
+
+def check_seed(seed: object) -> int | None:
+    """``seed`` if it is a run seed (``harness.seeding``) or None (the public cases); else the
+    one-line error ``--seed`` gives (a request built otherwise than by the CLI is checked too)."""
+    if seed is None or (type(seed) is int and 0 <= seed <= MAX_SEED):
+        return seed
+    from harness.cli import SEED_HINT
+
+    raise HarnessError(f"--seed must be 'public' or an integer from 0 to {MAX_SEED}, got {seed!r}",
+                       SEED_HINT)
 
 
 def import_lazily_used(module: Module) -> None:
@@ -114,7 +130,8 @@ def run_check(request: CheckRequest, ws: Workspace | None,
         limit = None if request.target == "student" else getattr(
             request.limits, "test_timeout_s", IN_PROCESS_TEST_LIMIT_S)
         recorder = Recorder() if request.diagnose else None
-        result = run_catalog(module, target, label, request.pattern, limit, on_result, recorder)
+        result = run_catalog(module, target, label, request.pattern, limit, on_result, recorder,
+                             seed=request.seed)
         target.recorder = None
     if not result.tests:
         raise HarnessError(f"-k {request.pattern!r} selects no test of {module.id}",

@@ -53,6 +53,7 @@ SUBMISSION_TIMEOUT_MAX_S = 86400.0  # one submission of ol grade: a day
 # is not the machine's memory: 1 TiB, whose byte count (2**40) no rlimit can overflow.
 MEMORY_MB_MIN, MEMORY_MB_MAX = 256, 1 << 20
 JOBS_MAX = 256
+SEED_HINT = "e.g. --seed 1234, or --seed public for the public cases"
 
 
 def check_seconds(flag: str, value: float, maximum: float, example: str, shown: str | None = None) -> float:
@@ -113,6 +114,24 @@ def _jobs_arg(p: argparse.ArgumentParser, help_text: str) -> None:
                    action=_Once, help=f"{help_text} (at most {JOBS_MAX})")
 
 
+def parse_seed_option(text: str) -> int | str:
+    """``--seed``'s value as parsed: a run seed, or ``"public"`` (the public cases); anything
+    else is one line and exit 2. (Not given at all is None: each command has its default.)"""
+    from harness.seeding import PUBLIC, parse_seed
+
+    try:
+        seed = parse_seed(text)
+    except ValueError as exc:
+        raise UsageError(str(exc), SEED_HINT) from None
+    return PUBLIC if seed is None else seed
+
+
+def _seed_arg(p: argparse.ArgumentParser, default: str) -> None:
+    p.add_argument("--seed", type=parse_seed_option, metavar="N|public", action=_Once,
+                   help=f"the randomised cases: hidden ones drawn from seed N, or the public ones "
+                   f"(default: {default}); the reports record the seed and how to replay it")
+
+
 def _workspace_arg(p: argparse.ArgumentParser, help_text: str | None = None) -> None:
     p.add_argument("--workspace", metavar="DIR", action=_Once,
                    help=help_text or "the student workspace (default: the current directory if it "
@@ -156,6 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="only tests whose name contains PATTERN")
     for flag in ("json", "junit", "gradescope"):
         p.add_argument(f"--{flag}", metavar="FILE", action=_Once, help=f"also write a {flag} report")
+    _seed_arg(p, "public, the cases you can read and reproduce")
     _timeout_arg(p)
     _memory_arg(p)
 
@@ -170,6 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--exhaustive", action="store_true",
                    help="run every cell of the matrix, also tests that never reach the mutated "
                    "function on the reference (same matrix, slower)")
+    _seed_arg(p, "public; a seed checks that the kills do not depend on the public inputs")
 
     p = sub.add_parser("audit", help="mutmut mutants and the power of the sampled tests")
     p.add_argument("module")
@@ -187,6 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--markdown", metavar="FILE", action=_Once,
                    help="the Markdown summary (default: reports/gate-MILESTONE.md; it is also "
                    "appended to $GITHUB_STEP_SUMMARY when that is set)")
+    _seed_arg(p, "a fresh seed, one for every module of the gate")
 
     p = sub.add_parser("grade", help="check every workspace in a folder (a gradebook)")
     p.add_argument("module")
@@ -203,6 +225,8 @@ def build_parser() -> argparse.ArgumentParser:
                                  "--submission-timeout 600"),
                    help="wall-clock budget of one submission's whole check (default 600, at most "
                    f"{SUBMISSION_TIMEOUT_MAX_S:g})")
+    _seed_arg(p, "a fresh seed for a new gradebook, the same for every submission; a gradebook "
+              "continued after a kill keeps the seed it records")
     return parser
 
 

@@ -94,6 +94,20 @@ def _limits(args: argparse.Namespace):
     return Limits(**fields)
 
 
+def run_seed(args: argparse.Namespace, fresh: bool) -> int | None:
+    """The run seed of a command from ``--seed``: a run seed, None for ``public``, and when it is
+    not given a fresh seed (``fresh``: ``ol gate``, ``ol grade``) or the public cases (``ol check``,
+    ``ol lab``). A value not parsed by ``cli`` (a Namespace built otherwise) is checked here."""
+    from harness.cli import parse_seed_option
+    from harness.seeding import PUBLIC, fresh_seed
+
+    given = getattr(args, "seed", None)
+    if given is None:
+        return fresh_seed() if fresh else None
+    seed = parse_seed_option(str(given))
+    return None if seed == PUBLIC else seed
+
+
 def _check_report_paths(paths: Sequence[str | None | tuple[str, str | None]],
                         workspace: Path | str | None = None,
                         protected: Sequence[tuple[Path, str]] = ()) -> None:
@@ -161,6 +175,7 @@ def _line_printer(module) -> callable:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from harness.check import CheckRequest, check_passes_store, record_pass, run_check
+    from harness.report.common import cases_line, replay_command
     from harness.report.escape import printable
     from harness.report.text import failures_and_summary
     from harness.workspace import check_module_file, resolve_workspace
@@ -180,6 +195,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     _check_report_paths([("--json", args.json), ("--junit", args.junit),
                          ("--gradescope", args.gradescope)], ws.root if ws else None)
     limits = _limits(args) if target == "student" else None
+    seed = run_seed(args, fresh=False)
     if ws is not None and not args.pattern:
         check_passes_store(ws)  # a pass is recorded there: a .ol that is a link stops us now
     if ws is not None:
@@ -188,8 +204,14 @@ def cmd_check(args: argparse.Namespace) -> int:
              + (" with the reference dependencies" if args.ref_deps else ""))
     else:
         _out(f"ol check {module.id}: target {target}")
+    if seed is not None:
+        where = (("--workspace", str(ws.root), *(("--ref-deps",) if args.ref_deps else ()))
+                 if ws is not None else ("--target", target))
+        _out(cases_line(seed, replay_command("check", module.id, seed, *where)))
+    else:
+        _out(cases_line(None))
     request = CheckRequest(module.id, args.workspace, target, args.ref_deps, args.pattern, limits,
-                           diagnose=getattr(args, "diagnose", True))
+                           diagnose=getattr(args, "diagnose", True), seed=seed)
     result = run_check(request, ws, _line_printer(module))
     sys.stdout.write(failures_and_summary(result))
     _write_check_reports(args, result)
@@ -244,7 +266,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 def cmd_lab(args: argparse.Namespace) -> int:
     from harness.lab import progress_printer, run_lab
-    from harness.report.lab import lab_summary, write_lab_reports
+    from harness.report.lab import lab_cases_line, lab_summary, write_lab_reports
 
     module = load_course().module(args.module)
     if args.jobs is not None:
@@ -254,8 +276,11 @@ def cmd_lab(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
     if out is not None:
         _check_report_paths([("--out", str(out / f"lab-{module.id}.json"))])
+    seed = run_seed(args, fresh=False)
     _out(f"ol lab {module.id}: the catalog against the reference and every mutant")
-    result = run_lab(module.id, args.jobs, progress_printer(), exhaustive=args.exhaustive)
+    _out(lab_cases_line(module.id, seed))
+    result = run_lab(module.id, args.jobs, progress_printer(), exhaustive=args.exhaustive,
+                     seed=seed)
     paths = write_lab_reports(result, out)
     sys.stdout.write(lab_summary(result))
     for p in paths:

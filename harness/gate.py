@@ -10,6 +10,10 @@ and nothing is blocked.
 Statuses: ``pass``, ``fail`` (the catalog ran and something failed), ``error`` (the check could
 not run: a syntax error, a missing file, a failed import, no catalog), ``blocked``. The gate passes
 (exit 0) only if every module passes; otherwise exit 1, with the reports written either way.
+
+Every module of one gate runs on the cases of one seed: by default a fresh run seed (hidden cases,
+so code right only on the public inputs does not pass), ``--seed N`` to replay a gate, ``--seed
+public`` for the public cases. Every report records the seed and the command that replays it.
 """
 
 from __future__ import annotations
@@ -79,10 +83,21 @@ class GateResult:
     ref_deps: bool
     modules: tuple[ModuleGate, ...]
     duration_s: float = 0.0
+    seed: int | None = None  # the run seed of every module's cases; None: the public cases
 
     @property
     def verdict(self) -> str:
         return "pass" if self.modules and all(m.status == "pass" for m in self.modules) else "fail"
+
+    @property
+    def replay(self) -> str:
+        return gate_replay(self.milestone, self.workspace, self.ref_deps, self.seed)
+
+    def cases_line(self) -> str:
+        """``cases: hidden, seed 1234 (replay: ol gate MS-P6 --workspace WS --seed 1234)``."""
+        from harness.report.common import cases_line
+
+        return cases_line(self.seed, self.replay)
 
     def count(self, status: str) -> int:
         return sum(m.status == status for m in self.modules)
@@ -100,11 +115,22 @@ class GateResult:
             "title": self.title,
             "workspace": self.workspace,
             "ref_deps": self.ref_deps,
+            "seed": self.seed,
+            "replay": self.replay,
             "verdict": self.verdict,
             "counts": {s: self.count(s) for s in STATUSES},
             "duration_s": round(self.duration_s, 3),
             "modules": [m.to_json() for m in self.modules],
         }
+
+
+def gate_replay(milestone: str, workspace: str, ref_deps: bool, seed: int | None) -> str:
+    """``ol gate MS-P6 --workspace WS [--ref-deps] --seed N``: the same gate on the same cases
+    (``--seed public`` too: the gate's default is a fresh seed)."""
+    from harness.report.common import replay_command
+
+    return replay_command("gate", milestone, seed, "--workspace", workspace,
+                          *(("--ref-deps",) if ref_deps else ()))
 
 
 # -- the engine ------------------------------------------------------------------------------------
@@ -158,15 +184,17 @@ def _blockers(module: Module, course: Course, ws: Workspace, done: dict[str, Mod
     return tuple(blockers), f"by {', '.join(reasons)}" if blockers else ""
 
 
-def check_one(module: Module, ws: Workspace, ref_deps: bool, limits: object | None) -> ModuleGate:
-    """One module's check, as ``ol check`` runs it; a setup error is the module's ``error``."""
+def check_one(module: Module, ws: Workspace, ref_deps: bool, limits: object | None,
+              seed: int | None = None) -> ModuleGate:
+    """One module's check, as ``ol check --seed`` runs it; a setup error is the module's
+    ``error``."""
     from harness.check import CheckRequest, run_check
 
     start = time.perf_counter()
     problem = catalog_problem(module)
     if problem is not None:
         return ModuleGate(module.id, module.title, "error", message=problem)
-    request = CheckRequest(module.id, str(ws.root), "student", ref_deps, None, limits)
+    request = CheckRequest(module.id, str(ws.root), "student", ref_deps, None, limits, seed=seed)
     try:
         run = run_check(request, ws)
     except HarnessError as exc:
@@ -177,8 +205,13 @@ def check_one(module: Module, ws: Workspace, ref_deps: bool, limits: object | No
 
 
 def run_gate(milestone: str, ws: Workspace, ref_deps: bool = False, limits: object | None = None,
-             on_module: Callable[[ModuleGate], None] | None = None) -> GateResult:
-    """Every module of ``milestone`` in dependency order; blocked ones are not run."""
+             on_module: Callable[[ModuleGate], None] | None = None,
+             seed: int | None = None) -> GateResult:
+    """Every module of ``milestone`` in dependency order, each on the cases of ``seed`` (None:
+    the public cases); blocked ones are not run."""
+    from harness.check import check_seed
+
+    check_seed(seed)
     course = load_course()
     start = time.perf_counter()
     done: dict[str, ModuleGate] = {}
@@ -189,13 +222,13 @@ def run_gate(milestone: str, ws: Workspace, ref_deps: bool = False, limits: obje
             outcome = ModuleGate(module.id, module.title, "blocked", message=reason,
                                  blocked_by=blockers)
         else:
-            outcome = check_one(module, ws, ref_deps, limits)
+            outcome = check_one(module, ws, ref_deps, limits, seed)
         done[module_id] = outcome
         if on_module is not None:
             on_module(outcome)
     title = course.milestone_titles.get(milestone, milestone)
     return GateResult(milestone, title, str(ws.root), ref_deps, tuple(done.values()),
-                      time.perf_counter() - start)
+                      time.perf_counter() - start, seed)
 
 
 # -- reports (formatting only) ---------------------------------------------------------------------
@@ -225,7 +258,8 @@ def to_gate_json(result: GateResult) -> str:
 
 
 def to_gate_markdown(result: GateResult) -> str:
-    """A table of modules, then each failed module's own Markdown section (for a step summary)."""
+    """The gate's cases, a table of modules, then each failed module's own Markdown section (for
+    a step summary)."""
     from harness.report.common import md_cell
     from harness.report.markdown import to_markdown
 
@@ -233,6 +267,7 @@ def to_gate_markdown(result: GateResult) -> str:
     lines = [f"## {result.milestone}: {verdict}", "", md_cell(result.title), "",
              f"workspace {md_cell(str(result.workspace))}" + (", reference dependencies" if result.ref_deps
                                                   else ""), "",
+             md_cell(result.cases_line()), "",
              "| module | status | passed | failed | time | note |",
              "| --- | --- | ---: | ---: | ---: | --- |"]
     for m in result.modules:
@@ -248,15 +283,23 @@ def to_gate_markdown(result: GateResult) -> str:
 
 def to_gate_junit(result: GateResult) -> str:
     """One ``<testsuite>`` per module, in gate order; blocked tests are ``<skipped>``, a module
-    that could not run is one ``<error>``."""
-    from harness.report.junit import to_junit
+    that could not run is one ``<error>``. Every suite names the gate's cases (``seed``) and the
+    command that replays the gate (``gate_replay``); a suite that ran also has its check's own
+    ``replay``."""
+    from harness.report.common import seed_text
+    from harness.report.junit import _clean, to_junit
 
     suites = []
     for m in result.modules:
         if m.run is not None:
-            suites.append(ET.fromstring(to_junit([m.run]).split("\n", 1)[1])[0])
+            suite = ET.fromstring(to_junit([m.run]).split("\n", 1)[1])[0]
+            props = suite.find("properties")
         else:
-            suites.append(_suite_without_run(m))
+            suite = _suite_without_run(m)
+            props = suite.find("properties")
+            ET.SubElement(props, "property", {"name": "seed", "value": seed_text(result.seed)})
+        ET.SubElement(props, "property", {"name": "gate_replay", "value": _clean(result.replay)})
+        suites.append(suite)
     root = ET.Element("testsuites", {
         "name": f"ol gate {result.milestone}",
         "tests": str(sum(int(s.get("tests")) for s in suites)),
@@ -303,7 +346,9 @@ def _out(text: str = "") -> None:
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
-    from harness.commands import _check_report_paths
+    from harness.commands import _check_report_paths, run_seed
+    from harness.report.common import cases_line
+    from harness.report.escape import printable
     from harness.report.io import default_reports_dir, write_atomic
     from harness.workspace import resolve_workspace
 
@@ -313,10 +358,14 @@ def cmd_gate(args: argparse.Namespace) -> int:
     ws = resolve_workspace(args.workspace)
     _check_report_paths([("--json", args.json), ("--junit", args.junit), ("--markdown", markdown)],
                         ws.root)
+    seed = run_seed(args, fresh=True)  # one seed for every module of this gate
     _out(f"ol gate {args.milestone}: workspace {ws.root}"
          + (" with the reference dependencies" if args.ref_deps else ""))
+    _out(printable(cases_line(seed, gate_replay(args.milestone, str(ws.root), bool(args.ref_deps),
+                                                seed))))
     width = max(len(m) for m in course.milestone(args.milestone))
-    result = run_gate(args.milestone, ws, args.ref_deps, None, lambda m: _out(m.line(width)))
+    result = run_gate(args.milestone, ws, args.ref_deps, None, lambda m: _out(m.line(width)),
+                      seed=seed)
     sys.stdout.write(format_failures(result))
     for path, render in ((args.json, to_gate_json), (args.junit, to_gate_junit),
                          (markdown, to_gate_markdown)):

@@ -7,6 +7,11 @@ Dask worker thread (``harness.grade_dask``). The gradebook (``harness.gradebook`
 every graded submission, so a run killed at any point continues where it stopped when started
 again; a submission whose ``python/`` tree and grading context are unchanged is not graded again.
 
+Every submission of a gradebook is checked on the cases of one seed: a fresh run seed for a new
+gradebook (hidden cases), ``--seed N`` or ``--seed public`` to choose. The seed is recorded in
+the gradebook, so a run that continues it (after a kill, or to grade new submissions) continues on
+that seed; a ``--seed`` that differs from it is refused: a gradebook never mixes seeds.
+
 Exit codes: 0 when every submission has a verdict (pass, fail or error: the students' results
 are in the gradebook, not in the exit code), 2 for a usage or setup error of the run itself, 3
 when the harness could not grade some submission (verdict ``internal``; those are graded again
@@ -32,8 +37,10 @@ from harness.errors import HarnessError
 from harness.gradebook import (
     JSON_NAME,
     Gradebook,
+    Record,
     clean,
     open_gradebook,
+    read_gradebook,
     refusal_digest,
     renamed,
     submissions_in,
@@ -59,7 +66,7 @@ class Job:
     def request(self, module_id: str, settings: dict[str, Any], workspace: str) -> dict[str, Any]:
         limits = {"call_timeout_s": settings["call_timeout_s"], "memory_mb": settings["memory_mb"]}
         return {"id": self.name, "module": module_id, "workspace": workspace,
-                "ref_deps": settings["ref_deps"], "limits": limits}
+                "ref_deps": settings["ref_deps"], "limits": limits, "seed": settings["seed"]}
 
 
 @dataclass
@@ -255,6 +262,7 @@ def _validate(args: argparse.Namespace) -> None:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
+    from harness.commands import run_seed
     from harness.gate import catalog_problem
     from harness.report.io import default_reports_dir
 
@@ -275,9 +283,31 @@ def cmd_grade(args: argparse.Namespace) -> int:
     from harness.catalog import collect
 
     tests = [info.name for info, _ in collect(module)]
+    given = getattr(args, "seed", None) is not None
+    asked = run_seed(args, fresh=False) if given else None  # checked before anything is written
     with locked(out):
-        book = open_gradebook(out, module, folder, settings, tests)
-        return _grade(args, module, folder, book, settings)
+        record = read_gradebook(out, module)
+        seed = seed_of_run(record, given, asked, out)
+        settings = dict(settings, seed=seed)
+        book = open_gradebook(out, module, folder, settings, tests, record)
+        return _grade(args, module, folder, book, settings, resumed=record is not None)
+
+
+def seed_of_run(record: Record | None, given: bool, asked: int | None, out: Path) -> int | None:
+    """The seed this run grades on: the gradebook's own when it continues one (a ``--seed`` that
+    differs is refused in one line), else ``asked`` when ``--seed`` was ``given``, else a fresh
+    one."""
+    from harness.seeding import describe, fresh_seed
+
+    if record is None:
+        return asked if given else fresh_seed()
+    if given and asked != record.seed:
+        raise HarnessError(
+            f"{_shown(out / JSON_NAME)} holds grades on {describe(record.seed)}, not on "
+            f"{describe(asked)}: a gradebook never mixes seeds",
+            f"drop --seed to continue it on its own, or give another --out to grade on "
+            f"{describe(asked)}")
+    return record.seed
 
 
 def check_out(out: Path, folder: Path) -> None:
@@ -321,7 +351,7 @@ def _holds_a_gradebook(path: Path) -> bool:
 
 
 def _grade(args: argparse.Namespace, module: Module, folder: Path, book: Gradebook,
-           settings: dict[str, Any]) -> int:
+           settings: dict[str, Any], resumed: bool = False) -> int:
     todo = plan(folder, book, keep_files=args.executor == "dask")
     names = {*todo.unchanged, *(r["submission"] for r in todo.rejected),
              *(j.name for j in todo.jobs)}
@@ -330,6 +360,7 @@ def _grade(args: argparse.Namespace, module: Module, folder: Path, book: Gradebo
              f"a local Dask cluster of {workers}" if args.executor == "dask" else f"{workers} jobs")
     say(f"ol grade {module.id}: {_count(len(names), 'submission')} in {_shown(folder)}; "
         f"{len(todo.unchanged)} unchanged since graded, {len(todo.jobs)} to check on {where}")
+    say(_cases_line(book, resumed))
     progress = Progress(len(todo.jobs) + len(todo.rejected))
     for row in todo.rejected:
         book.record(row)
@@ -355,6 +386,17 @@ def _grade(args: argparse.Namespace, module: Module, folder: Path, book: Gradebo
         book.save()
     progress.finish()
     return _summary(book, names, len(todo.jobs), time.perf_counter() - start)
+
+
+def _cases_line(book: Gradebook, resumed: bool) -> str:
+    """``cases: hidden, seed N, recorded in the gradebook (replay one submission: ol check M
+    --workspace SUBMISSIONS/NAME --seed N)``: which cases every submission is checked on, and how
+    one check is replayed."""
+    from harness.report.common import cases_line
+
+    head = cases_line(book.seed)
+    whose = "continued from the gradebook" if resumed else "recorded in the gradebook"
+    return f"{head}, {whose} (replay one submission: {book.replay})"
 
 
 def _count(n: int, what: str) -> str:

@@ -3,10 +3,12 @@
 Each submission travels with the task as its staged ``python/`` tree (``harness.sandbox.
 staging``: the ``.py`` files whose bytes were hashed, after the same refusals as the local
 executor's), so the workers need no shared file system, only ``ol`` installed (``pip install
-"ol[dask]"``) at the same version. On a worker, a ``WorkerPlugin`` keeps a pool of grading slots
-(``harness.grade_slots``), one per task running at once, so the imports are paid once per slot
-there too, and a submission past its budget is killed there without harming the worker. Without
-``--scheduler`` a ``LocalCluster`` of ``--jobs`` single-threaded worker processes is started.
+"ol[dask]"``) at the same version; its request carries the gradebook's run seed, so a worker
+checks it on the same cases as the local executor. On a worker, a ``WorkerPlugin`` keeps a pool
+of grading slots (``harness.grade_slots``), one per task running at once, so the imports are paid
+once per slot there too, and a submission past its budget is killed there without harming the
+worker. Without ``--scheduler`` a ``LocalCluster`` of ``--jobs`` single-threaded worker processes
+is started.
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ class SlotKeeper(WorkerPlugin):  # type: ignore[misc,valid-type]
 
 
 def grade_shipped(request: dict[str, Any], files: dict[str, bytes], budget: float) -> dict:
-    """On a Dask worker: write the submission to a temporary workspace and grade it in a slot.
+    """On a Dask worker: write the submission to a temporary workspace and grade it in a slot,
+    on the cases of the request's ``seed``.
 
     The row names the submission, not the folder it was graded in here, and holds valid text
     only, so it is the row the local executor writes for the same submission."""

@@ -37,8 +37,10 @@ INTERNAL = "internal"
 
 # -- inside a slot ---------------------------------------------------------------------------------
 
-def grade_workspace(module_id: str, root: str, ref_deps: bool, limits: dict[str, Any]) -> dict:
-    """One submission checked as ``ol check MODULE --workspace ROOT [--ref-deps]`` checks it.
+def grade_workspace(module_id: str, root: str, ref_deps: bool, limits: dict[str, Any],
+                    seed: int | None = None) -> dict:
+    """One submission checked as ``ol check MODULE --workspace ROOT [--ref-deps] --seed SEED``
+    checks it (``seed`` None: the public cases); the run in the row records the seed.
 
     A setup error (``ol check`` exit 2) is the verdict ``error`` with its one-line message.
     """
@@ -50,7 +52,8 @@ def grade_workspace(module_id: str, root: str, ref_deps: bool, limits: dict[str,
     start = time.perf_counter()
     try:
         ws = resolve_workspace(root)
-        request = CheckRequest(module_id, root, "student", ref_deps, None, Limits(**limits))
+        request = CheckRequest(module_id, root, "student", ref_deps, None, Limits(**limits),
+                               seed=seed)
         run = run_check(request, ws)
     except HarnessError as exc:
         return {"verdict": "error", "passed": 0, "failed": 0, "tests": {},
@@ -95,7 +98,7 @@ def slot_main(module_id: str, parent: int, request_fd: int, reply_fd: int) -> No
     while (request := channel.recv()) is not None:
         try:
             row = grade_workspace(request["module"], request["workspace"], request["ref_deps"],
-                                  request["limits"])
+                                  request["limits"], request.get("seed"))
         except Exception as exc:  # noqa: BLE001 - a harness bug: reported, the slot carries on
             row = {"verdict": INTERNAL, "passed": 0, "failed": 0, "tests": {},
                    "message": f"the harness failed: {type(exc).__name__}: {exc}", "time_s": 0.0}

@@ -9,6 +9,10 @@ the refusal when staging refused the tree; together with the *context* (module, 
 limits, the catalog's own source and the harness version) it says whether the row is still
 valid. A valid row is never graded again; a stale one is replaced, so a submission has one row
 at most.
+A gradebook is graded on the cases of one seed (``harness.seeding``), recorded in it (``seed``,
+in the JSON and in a column of the CSV, and part of the context): a run that continues a
+gradebook continues on its seed, so a gradebook never mixes seeds. One written before seeds were
+recorded was graded on the public cases.
 Every string is made valid text before it is written (``clean``), so no message or folder name a
 submission brings can stop the writers.
 """
@@ -30,12 +34,13 @@ from harness.course import PACKAGE_DIR, Module
 from harness.errors import HarnessError
 from harness.model import FORMAT_VERSION
 from harness.sandbox.staging import as_text, text_of_name
+from harness.seeding import MAX_SEED, describe
 
 JSON_NAME, CSV_NAME = "gradebook.json", "gradebook.csv"
 KIND = "ol-gradebook"
 VERDICTS = ("pass", "fail", "error", "internal")  # internal: the harness failed; graded again
 FIXED_COLUMNS = ("submission", "verdict", "passed", "failed", "time_s", "message", "content_hash",
-                 "graded_at")
+                 "graded_at", "seed")
 
 
 # -- what a submission is ----------------------------------------------------------------------------
@@ -109,6 +114,21 @@ class Gradebook:
     rows: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
+    def seed(self) -> int | None:
+        """The run seed of every row (None: the public cases); it is one of the settings."""
+        return self.settings.get("seed")
+
+    @property
+    def replay(self) -> str:
+        """``ol check MODULE --workspace SUBMISSIONS/NAME [--ref-deps] --seed N``: how one
+        submission's check is replayed on the gradebook's cases (NAME is the submission)."""
+        from harness.report.common import replay_command
+
+        where = f"{self.submissions_dir.rstrip('/')}/NAME"
+        return replay_command("check", self.module, self.seed, "--workspace", where,
+                              *(("--ref-deps",) if self.settings.get("ref_deps") else ()))
+
+    @property
     def json_path(self) -> Path:
         return self.out / JSON_NAME
 
@@ -125,7 +145,8 @@ class Gradebook:
     def record(self, row: dict[str, Any]) -> None:
         """Add or replace the row of one submission, then write both files."""
         row = clean(dict(row, context=self.context,
-                         graded_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds")))
+                         graded_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                         seed=self.seed))
         self.rows[row["submission"]] = row
         self.save()
 
@@ -136,6 +157,9 @@ class Gradebook:
             "module": self.module,
             "submissions_dir": self.submissions_dir,
             "settings": self.settings,
+            "seed": self.seed,
+            "cases": describe(self.seed),
+            "replay": self.replay,
             "context": self.context,
             "tests": self.tests,
             "counts": {v: sum(r["verdict"] == v for r in self.rows.values()) for v in VERDICTS},
@@ -152,7 +176,8 @@ class Gradebook:
             writer.writerow([_cell(row["submission"]), row["verdict"], row.get("passed", 0),
                              row.get("failed", 0), f"{row.get('time_s', 0.0):.2f}",
                              _cell(row.get("message", "")), row.get("content_hash", ""),
-                             row.get("graded_at", ""), *(outcomes.get(t, "") for t in self.tests)])
+                             row.get("graded_at", ""), _seed_cell(row.get("seed")),
+                             *(outcomes.get(t, "") for t in self.tests)])
         return buf.getvalue()
 
     def save(self) -> None:
@@ -163,31 +188,59 @@ class Gradebook:
         write_atomic(self.csv_path, clean(self.to_csv()))
 
 
+def _seed_cell(seed: Any) -> str:
+    """The CSV's seed column: the run seed, or ``public`` (also for a row of a gradebook written
+    before seeds were recorded: those were graded on the public cases)."""
+    return "public" if seed is None else str(seed)
+
+
 def _cell(text: str) -> str:
     """Text a spreadsheet shows as text: one line, and no formula (OWASP's CSV injection rule)."""
     text = " ".join(clean(str(text)).split())
     return "'" + text if text[:1] in ("=", "+", "-", "@") else text
 
 
+@dataclass(frozen=True)
+class Record:
+    """What a gradebook on disk holds that a run continues: its seed and its rows."""
+
+    seed: int | None  # None: the public cases (and every gradebook written before seeds)
+    rows: dict[str, dict[str, Any]]
+
+
 def open_gradebook(out: Path, module: Module, submissions_dir: Path, settings: dict[str, Any],
-                   tests: list[str]) -> Gradebook:
-    """The gradebook in ``out``: the one on disk if any (it must be of this module), else new."""
+                   tests: list[str], record: Record | None = None) -> Gradebook:
+    """The gradebook in ``out``: the one on disk if any (it must be of this module), else new.
+
+    ``record`` is what ``read_gradebook`` read already (None: read it here)."""
     book = Gradebook(out, module.id, str(submissions_dir), settings, context_of(module, settings),
                      tests)
+    record = record if record is not None else read_gradebook(out, module)
+    if record is not None:
+        book.rows = dict(record.rows)
+    return book
+
+
+def read_gradebook(out: Path, module: Module) -> Record | None:
+    """The gradebook in ``out`` (None when there is none), checked: an ol gradebook of
+    ``module`` whose seed is a run seed or absent; anything else is one line (exit 2)."""
     path = out / JSON_NAME
     if not path.exists():
-        return book
+        return None
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("kind") != KIND or not isinstance(data.get("submissions"), list):
+        if (not isinstance(data, dict) or data.get("kind") != KIND
+                or not isinstance(data.get("submissions"), list)):
             raise ValueError("not an ol gradebook")
         rows = {r["submission"]: r for r in data["submissions"]
                 if isinstance(r, dict) and r.get("verdict") in VERDICTS}
+        seed = data.get("seed")  # absent: written before seeds were recorded, on the public cases
+        if seed is not None and not (type(seed) is int and 0 <= seed <= MAX_SEED):
+            raise ValueError(f"its seed {seed!r} is not a run seed")
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise HarnessError(f"{path} is not a gradebook ol can continue: {exc}",
                            "move it away, or give another --out") from None
     if data.get("module") != module.id:
         raise HarnessError(f"{path} is the gradebook of {data.get('module')}, not {module.id}",
                            "give another --out for this module")
-    book.rows = rows
-    return book
+    return Record(seed, rows)

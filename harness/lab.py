@@ -3,10 +3,15 @@
 Mutants are our own code, so they run in-process; start-up (Python, numpy, scipy, the catalog and
 its cached seeded inputs) is paid once, then the mutants are shared among ``--jobs`` forked
 processes. No mutant stops at its first kill: every cell of the kill matrix is a real run.
+
+The lab runs on the public cases by default; ``seed`` (``ol lab --seed N``) runs the reference,
+its coverage and every mutant on the hidden cases of one run seed instead, for an instructor who
+checks that the kills do not depend on the public inputs. The seed is in every report.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import itertools
 import json
@@ -26,6 +31,7 @@ from harness.loading import load_reference, module_from_source, reference_target
 from harness.model import FORMAT_VERSION, Outcome, RunResult, TestResult
 from harness.mutants import Mutant, apply, load_mutants
 from harness.runner import run_case, run_catalog
+from harness.seeding import cases_from
 from harness.target import InProcessTarget
 
 LAB_TEST_LIMIT_S = 60.0
@@ -71,6 +77,7 @@ class LabResult:
     duration_s: float
     jobs: int
     notes: dict[str, str] = field(default_factory=dict)  # test -> why it is nobody's designated killer
+    seed: int | None = None  # the run seed of the randomised cases; None: the public cases
     cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -101,6 +108,7 @@ class LabResult:
         return {
             "format_version": FORMAT_VERSION,
             "module": self.module,
+            "seed": self.seed,
             "verdict": self.verdict,
             "reference_passed": self.reference_passed,
             "duration_s": round(self.duration_s, 3),
@@ -160,6 +168,7 @@ def _run_one(mutant_id: str) -> dict[str, Any]:
     module: Module = _POOL_STATE["module"]
     mutant = _POOL_STATE["mutants"][mutant_id]
     coverage = _POOL_STATE.get("coverage")
+    seed = _POOL_STATE.get("seed")
     target = mutant_target(mutant, module)
     start = time.perf_counter()
     results = []
@@ -168,9 +177,10 @@ def _run_one(mutant_id: str) -> dict[str, Any]:
             results.append(TestResult(info.name, info.kind, Outcome.PASSED, 0.0,
                                       f"not run: never calls {mutant.function} (coverage)"))
         else:
-            results.append(run_case(module, info, fn, target, _POOL_STATE["test_limit_s"]))
+            with cases_from(seed):
+                results.append(run_case(module, info, fn, target, _POOL_STATE["test_limit_s"]))
     return RunResult(module.id, "mutant", target.label, tuple(results),
-                     time.perf_counter() - start).to_json()
+                     time.perf_counter() - start, seed=seed).to_json()
 
 
 def _check_all_apply(mutants: list[Mutant], module: Module) -> None:
@@ -183,22 +193,28 @@ def _check_all_apply(mutants: list[Mutant], module: Module) -> None:
 
 def run_lab(module_id: str, jobs: int | None = None,
             progress: Callable[[int, int, str], None] | None = None,
-            exhaustive: bool = False, test_limit_s: float = LAB_TEST_LIMIT_S) -> LabResult:
+            exhaustive: bool = False, test_limit_s: float = LAB_TEST_LIMIT_S,
+            seed: int | None = None) -> LabResult:
     """The reference, then every mutant of ``module_id``, each against the whole catalog.
 
     ``exhaustive`` runs every cell of the matrix; otherwise the cells of tests that never reach
     the mutated function are filled in from the reference's coverage (the same matrix, faster).
     ``test_limit_s`` bounds each cell: a mutant that loops fails that cell with a time-out.
+    Every run is on the cases of ``seed`` (None: the public cases); the coverage is measured on
+    those same cases, so its deduction holds for them.
     """
     start = time.perf_counter()
     module = load_course().module(module_id)
     mutants = load_mutants(module_id)
     _check_all_apply(mutants, module)
     if exhaustive:
-        reference = run_catalog(module, reference_target(module), "reference", limit=test_limit_s)
+        reference = run_catalog(module, reference_target(module), "reference", limit=test_limit_s,
+                                seed=seed)
         coverage = None
     else:  # one run gives the reference's verdicts and what each test reaches
-        reference, coverage = reference_run_with_coverage(module)
+        with cases_from(seed):
+            reference, coverage = reference_run_with_coverage(module)
+        reference = dataclasses.replace(reference, seed=seed)
     if reference.verdict != "pass":
         names = ", ".join(t.name for t in reference.failures())
         raise VerdictFailure(f"the reference fails its own catalog: {names}",
@@ -206,7 +222,7 @@ def run_lab(module_id: str, jobs: int | None = None,
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(mutants) or 1))
     results: dict[str, RunResult] = {}
     _POOL_STATE.update(module=module, mutants={m.id: m for m in mutants},
-                       coverage=coverage, test_limit_s=test_limit_s)
+                       coverage=coverage, test_limit_s=test_limit_s, seed=seed)
     try:
         if jobs == 1:
             for i, m in enumerate(mutants):
@@ -230,7 +246,7 @@ def run_lab(module_id: str, jobs: int | None = None,
     rows = tuple(MutantRow(m, results[m.id]) for m in mutants)
     tests = tuple(info.name for info, _ in collect(module))
     return LabResult(module.id, reference, rows, tests, time.perf_counter() - start, jobs,
-                     _undesignated_notes(module_id, tests, rows))
+                     _undesignated_notes(module_id, tests, rows), seed=seed)
 
 
 def _run_pair(mutant_id: str) -> tuple[str, dict[str, Any]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import textwrap
 from typing import Any
 
@@ -35,6 +36,42 @@ def summary_line(result: RunResult) -> str:
     """``M07.6: 17 passed, 2 failed (verdict: fail)``."""
     counts = f"{result.passed} passed, {result.failed} failed"
     return f"{result.module}: {counts} (verdict: {result.verdict})"
+
+
+# -- which cases a run used, and how to replay it -------------------------------------------------
+
+def seed_text(seed: int | None) -> str:
+    """A run seed as ``--seed`` takes it: the number, or ``public`` for the public cases."""
+    return "public" if seed is None else str(seed)
+
+
+def replay_command(command: str, subject: str, seed: int | None, *options: str) -> str:
+    """``ol COMMAND SUBJECT [OPTIONS] --seed N``: the command line that runs the same cases."""
+    return shlex.join(["ol", command, subject, *options, "--seed", seed_text(seed)])
+
+
+def run_replay(result: RunResult) -> str:
+    """``ol check MODULE --workspace WS --seed N`` (``--target T`` for the reference or a
+    mutant): the same catalog on the same cases against the same code."""
+    if result.target == "reference":
+        where = ("--target", "reference")
+    elif result.target.startswith("mutant "):
+        where = ("--target", result.target.split(" ", 1)[1])
+    else:
+        where = ("--workspace", result.workspace)
+    return replay_command("check", result.module, result.seed, *where)
+
+
+def cases_line(seed: int | None, replay: str | None = None) -> str:
+    """``cases: public`` or ``cases: hidden, seed 1234 (replay: ol check M07.6 --seed 1234)``."""
+    head = "cases: public" if seed is None else f"cases: hidden, seed {seed}"
+    return head + (f" (replay: {replay})" if replay else "")
+
+
+def run_cases_line(result: RunResult) -> str:
+    """The cases line of one run: the replay command when the cases were hidden ones (the
+    public cases are what ``ol check`` runs by default)."""
+    return cases_line(result.seed, run_replay(result) if result.seed is not None else None)
 
 
 MAX_OUTPUT_LINES = 20

@@ -9,7 +9,14 @@ Gradescope shows ``name`` and ``output`` as they are, so each goes through ``pri
 from __future__ import annotations
 
 from harness.model import RunResult, TestResult
-from harness.report.common import MARKERS, diagnosis_lines, failure_text, json_text, summary_line
+from harness.report.common import (
+    MARKERS,
+    diagnosis_lines,
+    failure_text,
+    json_text,
+    run_cases_line,
+    summary_line,
+)
 from harness.report.escape import printable
 
 VISIBILITY = "visible"  # students see every test: the catalog is published (``ol tests``)
@@ -27,7 +34,8 @@ def to_gradescope(result: RunResult) -> str:
 
 
 def _overall(result: RunResult) -> str:
-    lines = [f"{result.module} against {result.target}", *diagnosis_lines(result),
+    lines = [f"{result.module} against {result.target}", run_cases_line(result),
+             *diagnosis_lines(result),
              *(f"note: {n}" for n in result.notes), summary_line(result)]
     return printable("\n".join(lines))
 

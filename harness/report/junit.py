@@ -2,8 +2,9 @@
 
 The element and attribute names are those of the JUnit schema CI servers read (Jenkins' xunit
 plugin, GitLab, GitHub test-report actions); ``tests/schemas/junit.xsd`` checks our output.
-A failed test is a ``<failure>``; an error, a timeout or a crash (the code under test never
-answered properly) is an ``<error>``, so CI counts them apart.
+A suite's properties name its cases (``seed``: the run seed, or ``public``) and the command that
+runs them again (``replay``). A failed test is a ``<failure>``; an error, a timeout or a crash
+(the code under test never answered properly) is an ``<error>``, so CI counts them apart.
 
 Every text and attribute goes through ``_clean``: ``printable`` (a control character is shown as
 ``\x1b``, never sent to a CI log or a terminal), then whatever XML 1.0 still cannot carry (U+FFFE,
@@ -17,7 +18,13 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 
 from harness.model import Outcome, RunResult, TestResult
-from harness.report.common import diagnosis_lines, failure_text, summary_line
+from harness.report.common import (
+    diagnosis_lines,
+    failure_text,
+    run_replay,
+    seed_text,
+    summary_line,
+)
 from harness.report.escape import printable
 
 SUITES_NAME = "ol"
@@ -59,7 +66,8 @@ def _suite(result: RunResult) -> ET.Element:
     suite = ET.Element("testsuite", attrs)
     props = ET.SubElement(suite, "properties")
     for key, value in (("target", result.target), ("workspace", result.workspace),
-                       ("verdict", result.verdict)):
+                       ("verdict", result.verdict), ("seed", seed_text(result.seed)),
+                       ("replay", run_replay(result))):
         ET.SubElement(props, "property", {"name": key, "value": _clean(value)})
     for test in result.tests:
         suite.append(_case(result, test))

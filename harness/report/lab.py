@@ -28,7 +28,13 @@ from harness.course import REFERENCE_PYTHON, REPO_ROOT, Module, load_course
 from harness.errors import HarnessError
 from harness.lab import LabResult, MutantRow
 from harness.mutants import Mutant, apply
-from harness.report.common import json_text, md_cell, md_code
+from harness.report.common import (
+    cases_line,
+    json_text,
+    md_cell,
+    md_code,
+    replay_command,
+)
 from harness.report.escape import printable
 from harness.report.io import write_reports
 
@@ -117,6 +123,11 @@ def _note_lines(result: LabResult) -> list[tuple[str, str]]:
     return out
 
 
+def lab_cases_line(module_id: str, seed: int | None) -> str:
+    """``cases: public``, or ``cases: hidden, seed N (replay: ol lab M07.6 --seed N)``."""
+    return cases_line(seed, replay_command("lab", module_id, seed) if seed is not None else None)
+
+
 def _verdict_word(result: LabResult) -> str:
     return "PASS" if result.verdict == "pass" else "FAIL"
 
@@ -172,7 +183,8 @@ def to_stryker(result: LabResult) -> dict[str, Any]:
         "files": files,
         "testFiles": _stryker_test_files(result),
         "framework": {"name": "ol", "version": __version__},
-        "config": {"module": result.module, "jobs": result.jobs},
+        "config": {"module": result.module, "jobs": result.jobs,
+                   "seed": result.seed, "cases": lab_cases_line(result.module, result.seed)},
     }
 
 
@@ -286,10 +298,12 @@ def _test_file_key(path: Path | None, module_id: str) -> str:
 # -- Markdown (CI step summary) -----------------------------------------------------------------
 
 def to_lab_markdown(result: LabResult) -> str:
-    """Verdict, counts, problems, the kill matrix, per-test strength, minimal subset, notes."""
+    """Verdict, counts, cases, problems, the kill matrix, per-test strength, minimal subset,
+    notes."""
     lines = [f"### Lab {result.module}: {_verdict_word(result)}", "",
              (f"{_counts(result)}; {_reference_phrase(result)}; {len(result.tests)} tests, "
-              f"{result.duration_s:.1f} s with {result.jobs} jobs."), ""]
+              f"{result.duration_s:.1f} s with {result.jobs} jobs."), "",
+             md_cell(lab_cases_line(result.module, result.seed)), ""]
     problems = _problems(result)
     if problems:
         lines += ["**Problems**", ""]

@@ -27,6 +27,7 @@ from harness.report.lab import (
     _reference_phrase,
     _verdict_word,
     cell_state,
+    lab_cases_line,
 )
 
 HTML_MARKS = {DESIGNATED: "\u25c6", KILLED: "", MISSED: "!", SURVIVED: ""}  # U+25C6 black diamond
@@ -41,7 +42,7 @@ body { font: 14px/1.4 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; 
 h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 22px 0 8px; }
 .verdict { padding: 1px 10px; border-radius: 4px; color: #fff; font-size: 16px; }
 .verdict.pass { background: #1b5e20; } .verdict.fail { background: #b71c1c; }
-.counts { margin: 0 0 8px; color: #444; }
+.counts, .cases { margin: 0 0 8px; color: #444; }
 .problems li { margin: 2px 0; } .problems .id { font-weight: 600; }
 .legend { display: flex; gap: 18px; flex-wrap: wrap; align-items: center; margin: 6px 0 10px; }
 .legend span.sw { display: inline-block; width: 18px; height: 18px; vertical-align: middle;
@@ -83,7 +84,8 @@ def to_lab_html(result: LabResult) -> str:
     body = [(f"<h1>Lab {e(result.module)} <span class=\"verdict {result.verdict}\">"
              f"{_verdict_word(result)}</span></h1>"),
             (f"<p class=\"counts\">{e(_counts(result))}; {e(_reference_phrase(result))}; "
-             f"{len(result.tests)} tests; {result.duration_s:.1f} s with {result.jobs} jobs</p>")]
+             f"{len(result.tests)} tests; {result.duration_s:.1f} s with {result.jobs} jobs</p>"),
+            f"<p class=\"cases\">{e(lab_cases_line(result.module, result.seed))}</p>"]
     problems = _problems(result)
     if problems:
         body.append("<ul class=\"problems\">" + "".join(

@@ -17,18 +17,22 @@ from harness.report.common import (
     md_code,
     milliseconds,
     pitfall_line,
+    run_cases_line,
     summary_line,
 )
 from harness.report.escape import printable
 
 
 def to_markdown(result: RunResult) -> str:
-    """A heading with the verdict, a table of tests, then each failure in ``<details>``."""
+    """A heading with the verdict, the counts, the cases, a table of tests, then each failure in
+    ``<details>``."""
     verdict = "PASS" if result.verdict == "pass" else "FAIL"
     lines = [
         f"### {md_cell(result.module)} against `{md_code(result.target)}`: {verdict}",
         "",
         md_cell(summary_line(result)),
+        "",
+        md_cell(run_cases_line(result)),
         "",
         "| test | kind | result | time | pitfall |",
         "| --- | --- | --- | ---: | --- |",

@@ -18,6 +18,7 @@ from harness.report.common import (
     json_text,
     md_cell,
     milliseconds,
+    run_cases_line,
     summary_line,
 )
 from harness.report.escape import printable
@@ -53,8 +54,9 @@ def failures_and_summary(result: RunResult) -> str:
 
 
 def format_run(result: RunResult) -> str:
-    """One line per test, a block per failure, notes, then the summary line."""
-    lines = [f"{result.module} against {result.target} ({result.workspace})", ""]
+    """The run's line, its cases, one line per test, a block per failure, notes, the summary."""
+    lines = [f"{result.module} against {result.target} ({result.workspace})",
+             run_cases_line(result), ""]
     width = max((len(t.name) for t in result.tests), default=0)
     lines += [test_line(t, width) for t in result.tests]
     return printable("\n".join(lines) + "\n") + failures_and_summary(result)

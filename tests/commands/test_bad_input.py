@@ -186,11 +186,15 @@ def _descendants(pid: int) -> list[int]:
 
 def test_ctrl_c_stops_the_worker_keeps_what_it_had_and_exits_non_zero(tmp_path):
     ws = workspace(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}  # this checkout's harness
     proc = subprocess.Popen([sys.executable, "-m", "harness", "check", "M07.6", "--workspace", str(ws)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                            env=env)
     first = proc.stdout.readline()  # the workspace line
+    cases = proc.stdout.readline()  # which cases run
     second = proc.stdout.readline()  # the first test's line: the worker is up
-    assert first.startswith("ol check M07.6") and "test_hand_example" in second
+    assert first.startswith("ol check M07.6") and cases == "cases: public\n"
+    assert "test_hand_example" in second
     workers = _descendants(proc.pid)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
