@@ -43,6 +43,7 @@ from harness.target import (
     TargetTimedOut,
 )
 
+
 class CatalogError(Exception):
     """A catalog test raised an exception of its own (not an answer of the code under test): a bug
     of ol's, reported as an internal error (exit 3, the traceback in a log), never as a failure."""

@@ -40,7 +40,7 @@ class ContractViolation(AssertionError):
     def __init__(self, message: str, pitfall: int | None = None, kind: str = "") -> None:
         super().__init__(message)
         self.pitfall = pitfall
-        self.kind = kind  # "mutated" | "aliased" | "type": what the reply did
+        self.kind = kind  # "mutated" | "aliased" | "type" | "narrow" (a float32 array for float64[])
 
 
 class TargetError(Exception):
@@ -98,10 +98,14 @@ def describe_type(value: Any) -> str:
     if isinstance(value, Opaque):
         return f"an object of class {value.cls}"
     if isinstance(value, np.ndarray):
-        return f"a {value.dtype} array of shape {value.shape}"
+        return f"{_article(str(value.dtype))} {value.dtype} array of shape {value.shape}"
     cls = type(value)
     name = cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
-    return f"a {name}"
+    return f"{_article(name)} {name}"
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1].lower() in "aeio" else "a"
 
 
 def _is_bool(v: Any) -> bool:
@@ -133,8 +137,16 @@ def _checker(kind: str):
     if kind.startswith("tuple["):
         parts = tuple(_checker(k) for k in kind[6:-1].split(","))
         return lambda v: (type(v) is tuple and len(v) == len(parts)
-                          and all(check(x) for check, x in zip(parts, v)))
+                          and all(check(x) for check, x in zip(parts, v, strict=True)))
     return lambda v: True  # "any": values the contract does not type
+
+
+def misfit_kind(kind: str, value: Any) -> str:
+    """The violation a value that does not fit ``kind`` is: "narrow" for a float array narrower
+    than the float64 array promised (float32 arithmetic, a pitfall of its own), else "type"."""
+    narrow = (kind == "float64[]" and type(value) is np.ndarray and value.dtype.kind == "f"
+              and value.dtype.itemsize < 8)
+    return "narrow" if narrow else "type"
 
 
 def fits_contract(kind: str, value: Any) -> bool:
@@ -261,7 +273,7 @@ class Target:
             if failed or received > len(calls):
                 return  # the count is checked once the batch is complete
             try:
-                for args, reply in zip(calls[start:received], replies):
+                for args, reply in zip(calls[start:received], replies, strict=True):
                     plain = common.get(id(reply))
                     if plain is None:
                         plain = common[id(reply)] = (
@@ -332,7 +344,7 @@ class Target:
         if not fits:
             self._violate(f"{call} returned {describe_type(reply.value)}"
                           f"{self._inner(reply.value)} where the contract promises {kind}",
-                          kind="type")
+                          kind=misfit_kind(kind, reply.value))
         return Result(args, value=reply.value, draws=tuple(reply.draws))
 
     @staticmethod

@@ -203,7 +203,7 @@ RISING_RESIDUAL = "returns " + show(np.array([0.0, 0.0, (0.3 - 0.2) / _Z, (0.4 -
 SUM_P, SUM_Q = catalog.discriminating_pair()  # a left-to-right Z no compensated sum gives
 SUM_RESIDUAL = "returns " + show(np.array(catalog.expected_residual(SUM_P, SUM_Q)))
 ALPHA_P, ALPHA_Q = catalog.discriminating_alpha_pair()
-ALPHA_LTR = "returns " + show(catalog.ltr_sum(min(a, b) for a, b in zip(ALPHA_P, ALPHA_Q)))
+ALPHA_LTR = "returns " + show(catalog.ltr_sum(min(a, b) for a, b in zip(ALPHA_P, ALPHA_Q, strict=True)))
 
 
 def hand_law(mod: types.ModuleType) -> str:

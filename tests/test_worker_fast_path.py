@@ -64,8 +64,8 @@ def test_plain_key_tells_apart_what_encodes_apart():
               (1, True), (1, 1), (1.0, True), (True, 1)]
     keys = [plain_key(v) for v in values]
     assert None not in keys
-    for v, k in zip(values, keys):
-        for w, j in zip(values, keys):
+    for v, k in zip(values, keys, strict=True):
+        for w, j in zip(values, keys, strict=True):
             assert (k == j) == (encode(v) == encode(w)), (v, w)
 
 

@@ -591,7 +591,7 @@ def main() -> int:
         Path(opts.json).write_text(json.dumps(results, indent=1))
     cells = [_cell(r) for r in results]
     rows = list(dict.fromkeys(k for c in cells for k in c))
-    for result, cell in zip(results, cells):
+    for result, cell in zip(results, cells, strict=True):
         print(f"\n## {result['mechanism']}  (exit {result['exit']})")
         for row in rows:
             if row in cell:

@@ -95,7 +95,7 @@ def chi_square_detectable(df: int, alpha: float, draws: int) -> dict[str, float]
 def chi_square_divergence(law: list[float], p: list[float]) -> float:
     """``sum (law_i - p_i)**2 / p_i`` over ids with ``p_i > 0`` (mass off the support: inf)."""
     total = 0.0
-    for a, b in zip(law, p):
+    for a, b in zip(law, p, strict=True):
         if b > 0:
             total += (a - b) ** 2 / b
         elif a > 0:
@@ -104,7 +104,7 @@ def chi_square_divergence(law: list[float], p: list[float]) -> float:
 
 
 def total_variation(law: list[float], p: list[float]) -> float:
-    return 0.5 * sum(abs(a - b) for a, b in zip(law, p))
+    return 0.5 * sum(abs(a - b) for a, b in zip(law, p, strict=True))
 
 
 # -- geometric tries ------------------------------------------------------------------------------

@@ -203,7 +203,7 @@ def run_power_audit(module_id: str, seeds: int = DEFAULT_SEEDS, jobs: int | None
     try:
         say(f"tables and real runs at the fixed seeds ({sum(map(len, relevant)) + len(tests)} targets)")
         tasks = [(i, k) for i, rel in enumerate(relevant) for k in ["reference"] + [m.id for m in rel]]
-        prepared = dict(zip(tasks, _run(_prepare, tasks, jobs)))
+        prepared = dict(zip(tasks, _run(_prepare, tasks, jobs), strict=True))
         timings["tables_s"] = time.perf_counter() - start
         _check_reference(tests, prepared)
         plan = _plan(tests, relevant, prepared, seeds)
@@ -264,7 +264,7 @@ def _plan(tests: list, relevant: list, prepared: dict, seeds: int) -> list[tuple
 
 def _gather(plan: list[tuple], results: list[list[Trial]]) -> dict[tuple[int, str], list[Trial]]:
     out: dict[tuple[int, str], list[Trial]] = {}
-    for (i, key, _, _), chunk in zip(plan, results):
+    for (i, key, _, _), chunk in zip(plan, results, strict=True):
         out.setdefault((i, key), []).extend(chunk)
     return out
 

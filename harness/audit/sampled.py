@@ -75,7 +75,7 @@ def _probe(target, fn: str, make_call, read) -> Any:
             results = target.map(fn, calls)
         except (AssertionError, TargetEscape) as exc:  # a contract violation ends the batch
             raise NotTabulable(f"{fn} broke the contract on a valid input: {exc}") from None
-        return [read(call, r) for call, r in zip(calls, results)]
+        return [read(call, r) for call, r in zip(calls, results, strict=True)]
 
     return probe
 
@@ -142,8 +142,9 @@ class ChiSquareTest:
         from scipy.stats import chisquare
 
         expected = [draws * a for a in self.p]
-        if any(e == 0 and c > 0 for c, e in zip(counts, expected, strict=True)):
-            return Trial(True, 0.0, math.inf, detail=tuple(counts))  # an impossible id fails outright
+        impossible = [i for i, (c, e) in enumerate(zip(counts, expected, strict=True)) if e == 0 and c]
+        if impossible:  # the catalog's trial fails outright there (a CatalogFailure): so does this
+            return Trial(True, 0.0, math.nan, f"id {impossible[0]} drawn, its probability is 0")
         obs, exp = self.catalog.merge_small(counts, expected)
         stat, pvalue = chisquare(obs, exp)
         return Trial(float(pvalue) < self.alpha, float(pvalue), float(stat), detail=tuple(counts))
@@ -152,7 +153,7 @@ class ChiSquareTest:
         """The fast path's draws are the catalog's ``chi_square_calls``, value for value."""
         ks = self.ks(seed)
         mine = list(zip(self.drafts(ks).tolist(), (ks[:, 1] / SCALE).tolist(),
-                        (ks[:, 2] / SCALE).tolist()))
+                        (ks[:, 2] / SCALE).tolist(), strict=True))
         theirs = [(c[2], c[3], c[4]) for c in self.catalog.chi_square_calls(seed, self.size)]
         return mine == theirs
 
@@ -165,8 +166,8 @@ class ChiSquareTest:
             return (RAISES, type(r.error).__name__) if r.error is not None else int(r.value[0])
 
         probe = _probe(target, self.entry, lambda x, k1, k2: (p, q, xs[x], u_of(k1), u_of(k2)), read)
-        ratios = [count_below(Fraction(a) / Fraction(b)) for a, b in zip(p, q) if b > 0]
-        ratios += [count_below(a / b) for a, b in zip(p, q) if b > 0]
+        ratios = [count_below(Fraction(a) / Fraction(b)) for a, b in zip(p, q, strict=True) if b > 0]
+        ratios += [count_below(a / b) for a, b in zip(p, q, strict=True) if b > 0]
         residual = self.catalog.expected_residual(p, q)
         cdf = [count_below(c) for c in running_sums(residual)]
         cuts = boundary_cuts(ratios + cdf)
@@ -182,7 +183,7 @@ class ChiSquareTest:
                 mass[answer] = mass.get(answer, Fraction(0)) + piece.measure * w
         law = [float(mass.get(i, 0)) for i in range(len(self.p))]
         raising = float(sum(v for a, v in mass.items() if not isinstance(a, int)))
-        gap = max(abs(Fraction(law_i) - Fraction(p_i)) for law_i, p_i in zip(law, self.p))
+        gap = max(abs(Fraction(law_i) - Fraction(p_i)) for law_i, p_i in zip(law, self.p, strict=True))
         impossible = sum(a for a, p_i in zip(law, self.p, strict=True) if p_i == 0)
         if raising < 1 and not impossible:
             obs, exp = self.catalog.merge_small([self.size * a for a in law],
@@ -207,7 +208,7 @@ class ChiSquareTest:
         done = [t for t in trials if not t.raised]
         out: dict[str, Any] = {"estimated": True, "raised_runs": len(trials) - len(done)}
         if done:
-            totals = [sum(col) for col in zip(*(t.detail for t in done))]
+            totals = [sum(col) for col in zip(*(t.detail for t in done), strict=True)]
             law = [c / sum(totals) for c in totals]
             out.update(law=law, tv=analytic.total_variation(law, self.p))
         return out
@@ -336,7 +337,7 @@ class MeanTriesTest:
         probe = _probe(target, self.entry,
                        lambda x, k1, k2: (p, q, m, ScriptedSource([u_of(k1), u_of(k2)]), 1), read)
         proposal = [count_below(c) for c in running_sums(q)]
-        accept = [count_below(Fraction(a) / (Fraction(m) * Fraction(b))) for a, b in zip(p, q) if b > 0]
+        accept = [count_below(Fraction(a) / (Fraction(m) * Fraction(b))) for a, b in zip(p, q, strict=True) if b > 0]
         cuts = boundary_cuts(proposal + accept)
         table = build_table(probe, 1, cuts, cuts)
         draws = sorted({a[1] for a in table.answers if a[0] == "draws"})

@@ -78,7 +78,7 @@ class _GeneratorTest:
                     raise NotTabulable(f"PCG32({seed}, {stream}) raised {type(exc).__name__}: "
                                        f"{str(exc)[:200]}") from None
                 if got != want:
-                    i = next(i for i, (a, b) in enumerate(zip(got, want)) if a != b)
+                    i = next(i for i, (a, b) in enumerate(zip(got, want, strict=False)) if a != b)
                     raise NotTabulable(f"its output differs from PCG32's: PCG32({seed}, {stream}) "
                                        f"output {i + 1}") from None
                 checked.append((seed, stream))
@@ -169,7 +169,7 @@ class StreamsTest(_GeneratorTest):
         killed = any(runs) or smallest < self.rule_alpha
         combined = sidak(smallest, len(pairs))
         return Trial(killed, combined, smallest,
-                     detail=tuple((r, p[5][0], p[5][1]) for r, p in zip(runs, pairs)))
+                     detail=tuple((r, p[5][0], p[5][1]) for r, p in zip(runs, pairs, strict=True)))
 
     def calls_match(self, seed: int) -> bool:
         return all(u32_stream(seed, s, 64).tolist() == self._harness_words(seed, s, 64)

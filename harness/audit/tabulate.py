@@ -92,14 +92,14 @@ def _memo(probe: Probe) -> Probe:
     def cached(points: Sequence[Point]) -> list[Hashable]:
         todo = [p for p in dict.fromkeys(points) if p not in cache]
         if todo:
-            cache.update(zip(todo, probe(todo)))
+            cache.update(zip(todo, probe(todo), strict=True))
         return [cache[p] for p in points]
 
     return cached
 
 
 def _ends(cuts: list[int]) -> list[tuple[int, int]]:
-    return [(lo, hi - 1) for lo, hi in zip(cuts, cuts[1:] + [SCALE])]
+    return [(lo, hi - 1) for lo, hi in zip(cuts, cuts[1:] + [SCALE], strict=True)]
 
 
 def _point(axis: int, x: int, along: int, other: int) -> Point:
@@ -130,8 +130,8 @@ def _bisect(probe: Probe, axis: int, pending: dict) -> set[int]:
         if not open_:
             return {t[1] for t in active}
         mids = [(t[0] + t[1]) // 2 for t in open_]
-        answers = probe([_point(axis, t[2], mid, t[3]) for t, mid in zip(open_, mids)])
-        for t, mid, a in zip(open_, mids, answers):
+        answers = probe([_point(axis, t[2], mid, t[3]) for t, mid in zip(open_, mids, strict=True)])
+        for t, mid, a in zip(open_, mids, answers, strict=True):
             if a == t[4]:
                 t[0] = mid
             else:

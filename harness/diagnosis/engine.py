@@ -49,8 +49,10 @@ from harness.target import (
     TargetEscape,
     fits_contract,
     invoke_on_copies,
+    misfit_kind,
     rebuild,
     resolve_in,
+    show_args,
 )
 
 MAX_PER_BATCH = 300
@@ -97,6 +99,10 @@ class Probe:
         """What the code under test did, in words."""
         if self.index < self.batch.answered:
             return describe(self.batch.results[self.index])
+        said = str(self.batch.violation or "")  # "fn(args) returned an int64 array ... where ..."
+        call = f"{self.batch.fn}({show_args(self.args)}) "
+        if said.startswith(call):  # the target's own words: what came back, not a placeholder
+            return said[len(call):].split(";")[0]
         return describe(Result(self.args), self.violation)
 
 
@@ -187,7 +193,8 @@ def replay(module: ModuleType, plan: Plan, wanted: set[tuple[int, int]] | None,
             if reply.status == "returned":
                 result = Result(calls[i], value=reply.value, draws=draws)
                 violation = ("mutated" if reply.mutated else "aliased" if reply.aliased
-                             else "" if fits_contract(kind, reply.value) else "type")
+                             else "" if fits_contract(kind, reply.value)
+                             else misfit_kind(kind, reply.value))
                 student = batch.results[i].value if i < batch.answered else None
                 if student is not None and not isinstance(student, _PLAIN_ARGS):
                     objects[_object_key(student)] = reply.value

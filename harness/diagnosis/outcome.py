@@ -102,7 +102,9 @@ def describe(result: Any, violation: str = "") -> str:
     if violation:
         return {"mutated": "modified an argument in place",
                 "aliased": "returned an array that shares memory with an argument",
-                "type": f"returned {_show(result.value)}, not the type the contract promises"
+                "type": f"returned {_show(result.value)}, not the type the contract promises",
+                "narrow": f"returned {_show(result.value)}, a float32 array where the contract "
+                          "promises float64"
                 }.get(violation, violation)
     if result.error is not None:
         message = str(result.error)

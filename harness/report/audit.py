@@ -102,7 +102,7 @@ def _reason(row: MutmutRow) -> str:
 def mutator_name(original: str, mutated: str) -> str:
     """A Stryker-style operator name for a mutmut edit, from its first differing token."""
     a, b = _tokens(original), _tokens(mutated)
-    n = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    n = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
     x, y = (a[n] if n < len(a) else None), (b[n] if n < len(b) else None)
     if "not" in (x and x[1], y and y[1]):
         return "BooleanNegation"

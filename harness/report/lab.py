@@ -256,7 +256,7 @@ def _function_bounds(source: str, name: str) -> tuple[int, int]:
 
 def _common_prefix(a: str, b: str) -> int:
     n = 0
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=False):
         if x != y:
             break
         n += 1

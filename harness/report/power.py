@@ -164,7 +164,7 @@ def _power_panel(ax, audit: PowerAudit) -> None:
             analytic.append(m.law.get("analytic_power"))
     x = list(range(len(values)))
     ax.bar(x, values, color=colors, yerr=[lows, highs], capsize=3, label="measured over seeds")
-    shown = [(i, a) for i, a in zip(x, analytic) if isinstance(a, float)]
+    shown = [(i, a) for i, a in zip(x, analytic, strict=True) if isinstance(a, float)]
     if shown:
         ax.scatter([i for i, _ in shown], [a for _, a in shown], marker="D", s=22, color="#000",
                    zorder=3, label="analytic (exact law)")

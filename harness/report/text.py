@@ -93,7 +93,7 @@ def _row(info: CaseInfo) -> tuple[str, ...]:
 def _catalog_text(module: Module, infos: list[CaseInfo]) -> str:
     rows = [CATALOG_COLUMNS] + [_row(i) for i in infos]
     widths = [max(len(r[c]) for r in rows) for c in range(len(CATALOG_COLUMNS))]
-    table = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
+    table = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     table.insert(1, "  ".join("-" * w for w in widths))
     head = f"{module.id} {module.title}: {len(infos)} tests"
     return "\n".join([head, rung_line(module), "", *table, *_pitfall_legend(module, infos)]) + "\n"

@@ -106,6 +106,7 @@ _type, _len, _enumerate, _any, _map, _is_not = type, len, enumerate, any, map, o
 _isinstance, _all = isinstance, all
 _shape = np.ndarray.shape.__get__
 _dtype = np.ndarray.dtype.__get__
+_flags = np.ndarray.flags.__get__
 _SCALARS = (int, float, bool)
 
 
@@ -113,12 +114,18 @@ def _is_array(value: Any) -> bool:
     return _isinstance(value, _ndarray)
 
 
+def _array_state(arr: Any) -> tuple:
+    """What a call must leave as it was: shape, dtype, bytes, and whether it is writeable (making
+    the caller's array read-only changes it too)."""
+    return _shape(arr), _dtype_str(_dtype(arr)), _tobytes(arr), _flags(arr).writeable
+
+
 def snapshot(args: tuple) -> list[tuple[int, Any]]:
     """Copies of the mutable arguments (arrays, lists), to tell afterwards if one was changed."""
     snaps = []
     for i, arg in _enumerate(args):
         if _is_array(arg):
-            snaps.append((i, (_shape(arg), _dtype_str(_dtype(arg)), _tobytes(arg))))
+            snaps.append((i, _array_state(arg)))
         elif _type(arg) is _list:
             snaps.append((i, _list(arg)))
     return snaps
@@ -126,7 +133,7 @@ def snapshot(args: tuple) -> list[tuple[int, Any]]:
 
 def changed(arg: Any, snap: Any) -> bool:
     if _is_array(arg):
-        return (_shape(arg), _dtype_str(_dtype(arg)), _tobytes(arg)) != snap
+        return _array_state(arg) != snap
     # A list changed in place if any element was replaced (or added, or removed).
     return _len(arg) != _len(snap) or _any(_map(_is_not, arg, snap))
 

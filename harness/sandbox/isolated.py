@@ -277,7 +277,7 @@ class IsolatedTarget(Target):
             self._escape(TargetCrashed(f"the worker reported draws for {len(draws)} of "
                                        f"{len(sources)} sources"))
         seen: set[int] = set()
-        for source, count in zip(sources, draws):
+        for source, count in zip(sources, draws, strict=True):
             if id(source) in seen:
                 continue
             seen.add(id(source))

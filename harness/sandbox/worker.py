@@ -403,7 +403,7 @@ class Server:
         before = [self.draw_count(s) for s in sources]
         reply = self.invoke(func, args, kwargs, self.register, self.files)
         # Counts per call, not cumulative: the parent replays them into its own objects in order.
-        reply["draws"] = [self.draw_count(s) - b for s, b in zip(sources, before)]
+        reply["draws"] = [self.draw_count(s) - b for s, b in zip(sources, before, strict=True)]
         return reply
 
     def _send(self, rid: int, start: int, replies: list[dict], printed: str) -> None:

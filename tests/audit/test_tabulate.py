@@ -26,7 +26,7 @@ def test_bisection_finds_thresholds_the_contract_does_not_know():
     assert t1 in table.cuts1.tolist() and t2 in table.cuts2.tolist()
     ks = np.array([0, t1 - 1, t1, SCALE - 1])
     got = [table.answers[c] for c in table.lookup(np.ones(4, dtype=int), ks, ks[::-1].copy())]
-    assert got == [(1, a < t1, b < t2) for a, b in zip(ks.tolist(), ks[::-1].tolist())]
+    assert got == [(1, a < t1, b < t2) for a, b in zip(ks.tolist(), ks[::-1].tolist(), strict=True)]
 
 
 def test_a_boundary_point_of_its_own_shows_less_against_less_or_equal():

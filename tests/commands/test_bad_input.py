@@ -105,6 +105,9 @@ ROWS = {
                        r"\(e.g. --timeout 10\)")),
     "--timeout inf": (lambda t: ["check", "M07.6", "--timeout", "inf"],
                       r"--timeout must be positive and at most 3600 seconds, got inf"),
+    "bad --seed": (lambda t: ["check", "M07.6", "--target", "reference", "--seed", "abc"],
+                   (r"--seed takes 'public' or a non-negative integer, got 'abc' \(e.g. --seed 1234, "
+                    r"or --seed public for the public cases\)")),
     "--memory-mb too large": (lambda t: ["check", "M07.6", "--memory-mb", "1000000000000"],
                               (r"--memory-mb must be at least 256 and at most 1048576 \(1 TiB\), "
                                r"got 1000000000000 \(the default is 4096")),

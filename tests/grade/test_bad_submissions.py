@@ -230,10 +230,11 @@ def test_both_executors_write_the_same_rows(tmp_path, capsys):
     expected[surrogate_message(folder)] = ("fail", "")
     expected[name_not_utf8(folder)] = ("pass", "")
     books = {"local": tmp_path / "local", "dask": tmp_path / "dask"}
-    assert grade(folder, books["local"], "--jobs", "2") == 0, capsys.readouterr()
+    # One seed for both runs: a grading run draws fresh hidden cases otherwise (issue #14).
+    assert grade(folder, books["local"], "--jobs", "2", "--seed", "1414") == 0, capsys.readouterr()
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster:
-        code = grade(folder, books["dask"], "--executor", "dask",
+        code = grade(folder, books["dask"], "--executor", "dask", "--seed", "1414",
                      "--scheduler", cluster.scheduler_address)
     assert code == 0, capsys.readouterr()
     fields = ("verdict", "message", "passed", "failed", "tests", "content_hash")

@@ -61,12 +61,12 @@ def stub_parameters(fn: ast.FunctionDef) -> list[tuple[str, object, object, str 
     positional = [(arg, KINDS["posonly"]) for arg in a.posonlyargs]
     positional += [(arg, KINDS["args"]) for arg in a.args]
     defaults = [NO_DEFAULT] * (len(positional) - len(a.defaults)) + list(a.defaults)
-    params = [(arg, kind, d) for (arg, kind), d in zip(positional, defaults)]
+    params = [(arg, kind, d) for (arg, kind), d in zip(positional, defaults, strict=True)]
     if a.vararg:
         params.append((a.vararg, KINDS["vararg"], NO_DEFAULT))
     params += [
         (arg, KINDS["kwonly"], NO_DEFAULT if d is None else d)
-        for arg, d in zip(a.kwonlyargs, a.kw_defaults)
+        for arg, d in zip(a.kwonlyargs, a.kw_defaults, strict=True)
     ]
     if a.kwarg:
         params.append((a.kwarg, KINDS["kwarg"], NO_DEFAULT))
@@ -127,7 +127,7 @@ def test_parameter_names_kinds_and_defaults_match(module, dotted):
 def test_annotations_match_loosely(module, dotted):
     node = stub_definitions(STUB_MODULES[module])[dotted]
     signature = inspect.signature(resolve(module, dotted))
-    for (name, _, _, stub_ann), param in zip(stub_parameters(node), signature.parameters.values()):
+    for (name, _, _, stub_ann), param in zip(stub_parameters(node), signature.parameters.values(), strict=True):
         if stub_ann is not None and loose(param.annotation) is not None:
             assert loose(param.annotation) == loose(stub_ann), f"parameter {name}"
     if node.returns is not None and loose(signature.return_annotation) is not None:

@@ -256,7 +256,7 @@ def test_residual_is_a_distribution_with_mass_one_minus_alpha(seed):
     rng = np.random.default_rng(100 + seed)
     p, q = rng.dirichlet(np.ones(7)), rng.dirichlet(np.ones(7))
     res = residual_distribution(p, q)
-    z = sum(max(0.0, a - b) for a, b in zip(p.tolist(), q.tolist()))
+    z = sum(max(0.0, a - b) for a, b in zip(p.tolist(), q.tolist(), strict=True))
     assert np.all(res >= 0)
     assert abs(sum(res.tolist()) - 1.0) <= 1e-12
     assert abs(z - (1.0 - acceptance_probability(p, q))) <= 1e-12

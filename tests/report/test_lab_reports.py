@@ -374,7 +374,7 @@ def _unfilter(kind: int, line: np.ndarray, prev: np.ndarray, bpp: int) -> np.nda
 def color_counts(pixels: np.ndarray) -> dict[tuple[int, int, int], int]:
     rgb = pixels[:, :, :3].reshape(-1, 3).astype(np.uint32)
     keys, counts = np.unique((rgb[:, 0] << 16) | (rgb[:, 1] << 8) | rgb[:, 2], return_counts=True)
-    return {((k >> 16) & 255, (k >> 8) & 255, k & 255): int(n) for k, n in zip(keys, counts)}
+    return {((k >> 16) & 255, (k >> 8) & 255, k & 255): int(n) for k, n in zip(keys, counts, strict=True)}
 
 
 def _rgb(hex_color: str) -> tuple[int, int, int]:

@@ -23,6 +23,11 @@ def writeable(p):
     return bool(np.asarray(p).flags.writeable)
 
 
+def freeze(p):
+    p.flags.writeable = False  # "protects" the caller's array: changes it all the same
+    return 0.0
+
+
 def kind(x):
     return type(x).__name__ + ":" + (x if isinstance(x, str) else "")
 
@@ -32,7 +37,7 @@ def scale_in_place(p):
     p *= 2.0
     return float(p[0])
 '''
-FUNCTIONS = ("writeable", "scale_in_place", "kind")
+FUNCTIONS = ("writeable", "scale_in_place", "kind", "freeze")
 
 
 def frozen(values) -> np.ndarray:
@@ -90,3 +95,12 @@ def test_a_string_argument_arrives_as_that_string(kind, isolated) -> None:
     got = [r.value for r in target.map("kind", [("0.5",), (["0.5", "x"],), ("s" * 300,)])]
     assert got[:2] == ["str:0.5", "list:"]
     assert got[2] in ("str:" + "s" * 300, "Opaque:")  # a long string may cross as an opaque object
+
+
+@pytest.mark.parametrize("kind", ["in-process", "isolated"])
+def test_making_the_callers_array_read_only_is_a_change(kind, isolated) -> None:
+    target = in_process() if kind == "in-process" else isolated
+    target.begin_test()
+    with pytest.raises(ContractViolation) as caught:
+        target.map("freeze", [(np.array([0.25, 0.75]),)])
+    assert caught.value.kind == "mutated"

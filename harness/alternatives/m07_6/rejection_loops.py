@@ -87,7 +87,7 @@ def acceptance_probability(p, q):
 
 def _residual(p_list: list[float], q_list: list[float]) -> np.ndarray:
     numerators = []
-    for a, b in zip(p_list, q_list):
+    for a, b in zip(p_list, q_list, strict=True):
         numerators.append(a - b if a > b else 0.0)
     z = 0.0
     for v in numerators:

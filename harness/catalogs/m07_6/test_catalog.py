@@ -27,15 +27,15 @@ from harness.catalogs.m07_6.contract import (
     contract_step,
     expected_residual,
     inverse_cdf,
-    narrow_accept,
-    narrow_type,
     law_of_pieces,
     ltr_sum,
+    narrow_accept,
+    narrow_type,
     neumaier_sum,
     refine,
     residual_pieces,
-    residual_slack,
     residual_problem,
+    residual_slack,
     shift_problem,
     show_answer,
     show_interval,
@@ -51,8 +51,8 @@ from harness.catalogs.support import (
     law_table,
     merge_small,
 )
-from harness.seeding import case_seed
 from harness.exact import SCALE, ULP, categorical_intervals, count_below, split_at, u_of
+from harness.seeding import case_seed
 from harness.sources import HarnessPCG32, PCGSource, ScriptedSource
 from harness.target import show_args
 

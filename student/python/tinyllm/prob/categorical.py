@@ -36,9 +36,15 @@ def sample_categorical(probs: ArrayLike, u: float) -> int:
             or a left-to-right sum more than 1e-9 away from 1).
         ValueError: ``u`` is a real number outside [0, 1) (NaN, infinite, < 0, >= 1).
         TypeError or ValueError: ``probs`` or one of its entries, or ``u``, is not a real number
-            at all (None, a string such as "0.5", a bool, a complex number). Either is accepted:
-            Python raises TypeError for a wrong type (``math.isfinite(None)`` does), and a string
-            must never be converted (``float("0.5")`` would hide it).
+            at all (None, a string such as "0.5", a complex number; ``u`` a bool). Either is
+            accepted: Python raises TypeError for a wrong type (``math.isfinite(None)`` does), and
+            a string must never be converted (``float("0.5")`` would hide it).
+
+    Either way, as numpy's conversion of an array-like goes: an entry of ``probs`` that is a bool
+    may be taken as the number it is (``True`` is 1, as ``np.asarray([True, 0.0])`` makes it) or
+    refused with TypeError or ValueError. So may a real number of another type than int, float and
+    numpy's (a ``fractions.Fraction``), as an entry of ``probs`` or as ``u``. Taken, it counts as
+    its float64 value.
 
     ``probs`` is not modified.
     """

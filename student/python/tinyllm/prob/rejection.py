@@ -13,7 +13,13 @@ Rules shared by every function taking ``p`` and ``q``:
       TypeError or ValueError, either one (``math.isfinite(None)`` raises TypeError, and that is
       fine); a number that breaks a rule (NaN, infinite, out of range, a bool or a float where
       an integer is required) raises ValueError. Where a probability or a uniform goes, a bool
-      may be taken as the number it is (``True`` is 1) or refused with ValueError or TypeError.
+      may be taken as the number it is (``True`` is 1) or refused with ValueError or TypeError;
+      a bool ``max_tries`` likewise (``operator.index(True)`` is 1). A non-integer ``max_tries``
+      (2.5, 2.0) may raise TypeError (as ``range(2.5)`` does) or ValueError;
+    - entries of ``p`` and ``q`` given as strings that numpy reads as numbers may be converted
+      (``np.asarray(p, dtype=np.float64)`` reads ``"0.5"`` as 0.5, and every answer is then the
+      number's) or refused with TypeError or ValueError: either is right. A string where a single
+      number goes (``u``, ``m``, ``x``) is never converted: TypeError or ValueError.
 """
 
 # Written by `ol start M07.6`. Replace each `raise NotImplementedError` with

@@ -2,7 +2,6 @@
 # style: plain ints and & masks, ldexp uniform (base: c07_correct_index_ldexp.py)
 # bug: floats are refused by isinstance(v, float), then int(v) takes the rest: a numeric string '42' is converted, and np.float32(42.5) (not a float subclass) is truncated to 42, instead of raising
 # caught-by: test_bad_seed_or_stream_raises
-# worker-passes: ol check passes it: in the isolated worker a str argument reaches the code as harness.sandbox.codec.Opaque, so int('42') raises TypeError there (caught in process)
 # counterexample: PCG32('42', 54) and PCG32(np.float32(42.5), 54) give PCG32(42, 54)'s words (first 0xa15c02b7); the contract
 #   raises TypeError or ValueError (not an integer at all, or a float)
 """PCG32 (XSH-RR 64/32) and its float64 uniforms."""

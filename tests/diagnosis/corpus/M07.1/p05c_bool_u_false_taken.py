@@ -2,7 +2,6 @@
 # style: plain loops, numbers.Real checks, math.isclose defaults (base: c07_correct_math_isclose_defaults.py)
 # bug: u is checked with isinstance(u, numbers.Real) only, and a bool is a Real: u = True fails the range check (1 >= 1) by luck, but u = False is taken as 0.0 and answered
 # caught-by: test_invalid_u_raises
-# passes-today
 # counterexample: sample_categorical([0.5, 0.5], False) returns 0; the contract raises TypeError or ValueError (a bool is not a
 #   real number for u; u = True is refused here only by the range check)
 """M07.1: inverse-CDF sampling of a categorical distribution."""

@@ -1,10 +1,8 @@
-# expect: ol pitfall 5
+# expect: correct
 # style: plain loops, numbers.Real checks, math.isclose defaults (base: c07_correct_math_isclose_defaults.py)
 # bug: each entry is checked with isinstance(v, numbers.Real), which a Python bool passes: probs = [True, False] (or [0.5, False, 0.5]) is sampled as [1.0, 0.0] instead of raising
-# caught-by: test_invalid_distributions_raise
-# passes-today
-# counterexample: sample_categorical([True, False], 0.5) returns 0 and sample_categorical([0.5, False, 0.5], 0.5) returns 2;
-#   the contract raises TypeError or ValueError (a bool entry is not a real number)
+# relaxed (issue #14): categorical.pyi now lets a bool entry be taken as its number or refused
+#   (np.asarray([True, 0.0]) is a float64 array the reference itself accepts), so this file is correct
 """M07.1: inverse-CDF sampling of a categorical distribution."""
 
 import math

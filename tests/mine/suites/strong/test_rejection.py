@@ -87,7 +87,7 @@ def test_alpha_is_a_left_to_right_sum_of_min():
     w = [gen.uniform() + 0.01 for _ in range(12)]
     v = [gen.uniform() + 0.01 for _ in range(12)]
     p, q = [a / ltr(w) for a in w], [b / ltr(v) for b in v]
-    assert acceptance_probability(p, q) == ltr([min(a, b) for a, b in zip(p, q)])
+    assert acceptance_probability(p, q) == ltr([min(a, b) for a, b in zip(p, q, strict=True)])
 
 
 def test_residual_is_max_p_minus_q_normalized():
@@ -96,9 +96,9 @@ def test_residual_is_max_p_minus_q_normalized():
         w = [gen.uniform() + 0.01 for _ in range(6)]
         v = [gen.uniform() + 0.01 for _ in range(6)]
         p, q = [a / ltr(w) for a in w], [b / ltr(v) for b in v]
-        alpha = sum(min(Fraction(a), Fraction(b)) for a, b in zip(p, q))
+        alpha = sum(min(Fraction(a), Fraction(b)) for a, b in zip(p, q, strict=True))
         got = residual_distribution(p, q)
-        for g, a, b in zip(got, p, q):
+        for g, a, b in zip(got, p, q, strict=True):
             want = max(Fraction(a) - Fraction(b), Fraction(0)) / (1 - alpha)
             assert abs(Fraction(float(g)) - want) < 1e-12
 
@@ -106,8 +106,8 @@ def test_residual_is_max_p_minus_q_normalized():
 def test_residual_sum_is_left_to_right():
     p = [0.1] * 10 + [0.0] * 10
     q = [0.0] * 10 + [0.1] * 10
-    z = ltr([max(0.0, a - b) for a, b in zip(p, q)])
-    assert list(residual_distribution(p, q)) == [max(0.0, a - b) / z for a, b in zip(p, q)]
+    z = ltr([max(0.0, a - b) for a, b in zip(p, q, strict=True)])
+    assert list(residual_distribution(p, q)) == [max(0.0, a - b) / z for a, b in zip(p, q, strict=True)]
 
 
 def test_residual_of_equal_distributions_is_a_copy_of_p():
@@ -242,7 +242,7 @@ def test_a_tight_envelope_that_rounds_is_still_valid():
 
 def test_von_neumann_threshold_is_decided_to_the_bit():
     for p, q in random_pairs(300, 3, 1):
-        m = max(a / b for a, b in zip(p, q)) * 1.7
+        m = max(a / b for a, b in zip(p, q, strict=True)) * 1.7
         start = 0.0
         for x in range(3):
             t = p[x] / (m * q[x])
