@@ -147,7 +147,7 @@ def diagnosis_lines(result: RunResult) -> list[str]:
     for n, d in enumerate(result.diagnosis, 1):
         lines += textwrap.wrap(d.text, 100, initial_indent=f"  {n}. ", subsequent_indent="     ",
                                break_long_words=False, break_on_hyphens=False)
-        lines += [f"     also: {e}" for e in d.evidence[1:]]
+        lines += [f"     also: {e}" for e in d.evidence[1:] if e not in d.text]  # never twice
     return lines
 
 

@@ -72,3 +72,17 @@ def test_an_exception_in_the_students_code_shows_their_frames_and_no_pitfall(tmp
     top = data["diagnosis"][0]
     assert top["kind"] == "raised" and top["pitfall"] is None
     assert "NameError" in top["text"] and "_normaliser" in top["text"]
+
+
+def test_evidence_already_in_the_text_is_not_repeated_under_also():
+    from harness.model import Diagnosis
+    from harness.report.common import diagnosis_lines
+
+    said = "rejection_sample(...) modified argument 2 in place"
+    shown = diagnosis_lines(RunResult("M07.6", "ws", "student", (), diagnosis=(
+        Diagnosis("failed", f"test_x fails where pitfall 6 shows: {said}", pitfall=6,
+                  evidence=("", said)),
+        Diagnosis("pitfall", "your code behaves like pitfall 1; for example f(0)",
+                  pitfall=1, evidence=("f(0)", "f(1) returned 2, expected 3")))))
+    also = [line.strip() for line in shown if line.strip().startswith("also:")]
+    assert also == ["also: f(1) returned 2, expected 3"]
