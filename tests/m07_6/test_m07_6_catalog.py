@@ -122,3 +122,22 @@ def test_code_right_only_on_the_public_inputs_passes_them_and_fails_hidden_ones(
     hidden = run_catalog(MODULE, target, "memoriser", seed=HIDDEN[0])
     assert hidden.verdict == "fail" and hidden.seed == HIDDEN[0]
     assert "test_speculative_output_is_exactly_p" in {t.name for t in hidden.failures()}
+
+
+def test_numpy_scalars_for_array_inputs_only_are_still_correct():
+    """Correct code may answer numpy scalars for numpy inputs and Python numbers for lists: the
+    argument-kinds test compares the numbers, not their Python types."""
+    ref = reference_copy(MODULE, "ol_mixed_scalars")
+    real_alpha, real_step = ref.acceptance_probability, ref.speculative_step
+
+    def alpha(p, q):
+        return np.float64(real_alpha(p, q)) if isinstance(p, np.ndarray) else real_alpha(p, q)
+
+    def step(p, q, x, u_accept, u_resample):
+        token, accepted = real_step(p, q, x, u_accept, u_resample)
+        return (np.int64(token), np.bool_(accepted)) if isinstance(p, np.ndarray) else (token, accepted)
+
+    ref.acceptance_probability, ref.speculative_step = alpha, step
+    target = InProcessTarget("mixed", ref, MODULE.functions, load_course().returns)
+    run = run_catalog(MODULE, target, "mixed", pattern="test_arguments_are_never_modified")
+    assert run.verdict == "pass", [t.message[:300] for t in run.failures()]
