@@ -20,7 +20,7 @@ from harness.errors import HarnessError
 from harness.model import RunResult, TestResult
 from harness.runner import IN_PROCESS_TEST_LIMIT_S, run_catalog
 from harness.sandbox.fs import remove_tree
-from harness.seeding import MAX_SEED
+from harness.seeding import HINT, MAX_SEED, is_run_seed
 from harness.target import Target
 from harness.workspace import (
     Workspace,
@@ -51,12 +51,10 @@ class CheckRequest:
 def check_seed(seed: object) -> int | None:
     """``seed`` if it is a run seed (``harness.seeding``) or None (the public cases); else the
     one-line error ``--seed`` gives (a request built otherwise than by the CLI is checked too)."""
-    if seed is None or (type(seed) is int and 0 <= seed <= MAX_SEED):
+    if seed is None or is_run_seed(seed):
         return seed
-    from harness.cli import SEED_HINT
-
     raise HarnessError(f"--seed must be 'public' or an integer from 0 to {MAX_SEED}, got {seed!r}",
-                       SEED_HINT)
+                       HINT)
 
 
 def import_lazily_used(module: Module) -> None:

@@ -53,7 +53,6 @@ SUBMISSION_TIMEOUT_MAX_S = 86400.0  # one submission of ol grade: a day
 # is not the machine's memory: 1 TiB, whose byte count (2**40) no rlimit can overflow.
 MEMORY_MB_MIN, MEMORY_MB_MAX = 256, 1 << 20
 JOBS_MAX = 256
-SEED_HINT = "e.g. --seed 1234, or --seed public for the public cases"
 
 
 def check_seconds(flag: str, value: float, maximum: float, example: str, shown: str | None = None) -> float:
@@ -117,12 +116,12 @@ def _jobs_arg(p: argparse.ArgumentParser, help_text: str) -> None:
 def parse_seed_option(text: str) -> int | str:
     """``--seed``'s value as parsed: a run seed, or ``"public"`` (the public cases); anything
     else is one line and exit 2. (Not given at all is None: each command has its default.)"""
-    from harness.seeding import PUBLIC, parse_seed
+    from harness.seeding import HINT, PUBLIC, parse_seed
 
     try:
         seed = parse_seed(text)
     except ValueError as exc:
-        raise UsageError(str(exc), SEED_HINT) from None
+        raise UsageError(str(exc), HINT) from None
     return PUBLIC if seed is None else seed
 
 

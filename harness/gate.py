@@ -287,7 +287,7 @@ def to_gate_junit(result: GateResult) -> str:
     command that replays the gate (``gate_replay``); a suite that ran also has its check's own
     ``replay``."""
     from harness.report.common import seed_text
-    from harness.report.junit import _clean, to_junit
+    from harness.report.junit import to_junit, xml_text
 
     suites = []
     for m in result.modules:
@@ -298,7 +298,7 @@ def to_gate_junit(result: GateResult) -> str:
             suite = _suite_without_run(m)
             props = suite.find("properties")
             ET.SubElement(props, "property", {"name": "seed", "value": seed_text(result.seed)})
-        ET.SubElement(props, "property", {"name": "gate_replay", "value": _clean(result.replay)})
+        ET.SubElement(props, "property", {"name": "gate_replay", "value": xml_text(result.replay)})
         suites.append(suite)
     root = ET.Element("testsuites", {
         "name": f"ol gate {result.milestone}",
@@ -314,7 +314,7 @@ def to_gate_junit(result: GateResult) -> str:
 
 def _suite_without_run(m: ModuleGate) -> ET.Element:
     from harness.catalog import collect
-    from harness.report.junit import _clean
+    from harness.report.junit import xml_text
 
     blocked = m.status == "blocked"
     names = ["check"]
@@ -326,8 +326,8 @@ def _suite_without_run(m: ModuleGate) -> ET.Element:
         "time": f"{m.duration_s:.3f}"})
     props = ET.SubElement(suite, "properties")
     for key, value in (("status", m.status), ("blocked_by", ", ".join(m.blocked_by))):
-        ET.SubElement(props, "property", {"name": key, "value": _clean(value)})
-    text = _clean(f"{m.status} {m.message}" if blocked else m.message)
+        ET.SubElement(props, "property", {"name": key, "value": xml_text(value)})
+    text = xml_text(f"{m.status} {m.message}" if blocked else m.message)
     for name in names:
         case = ET.SubElement(suite, "testcase", {"name": name, "classname": f"{m.module}.gate",
                                                  "time": "0.000"})

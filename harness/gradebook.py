@@ -34,7 +34,7 @@ from harness.course import PACKAGE_DIR, Module
 from harness.errors import HarnessError
 from harness.model import FORMAT_VERSION
 from harness.sandbox.staging import as_text, text_of_name
-from harness.seeding import MAX_SEED, describe
+from harness.seeding import describe, is_run_seed
 
 JSON_NAME, CSV_NAME = "gradebook.json", "gradebook.csv"
 KIND = "ol-gradebook"
@@ -235,7 +235,7 @@ def read_gradebook(out: Path, module: Module) -> Record | None:
         rows = {r["submission"]: r for r in data["submissions"]
                 if isinstance(r, dict) and r.get("verdict") in VERDICTS}
         seed = data.get("seed")  # absent: written before seeds were recorded, on the public cases
-        if seed is not None and not (type(seed) is int and 0 <= seed <= MAX_SEED):
+        if seed is not None and not is_run_seed(seed):
             raise ValueError(f"its seed {seed!r} is not a run seed")
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise HarnessError(f"{path} is not a gradebook ol can continue: {exc}",

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 
 PUBLIC = "public"
 MAX_SEED = 2**63 - 1
+HINT = "e.g. --seed 1234, or --seed public for the public cases"
 
 _run_seed: int | None = None
 
@@ -29,6 +30,11 @@ _run_seed: int | None = None
 def fresh_seed() -> int:
     """A new run seed, hard to guess (grading and gating draw one per run and record it)."""
     return secrets.randbelow(2**32)
+
+
+def is_run_seed(value: object) -> bool:
+    """Whether ``value`` is a run seed: an int (not a bool) from 0 to ``MAX_SEED``."""
+    return type(value) is int and 0 <= value <= MAX_SEED
 
 
 def parse_seed(text: str) -> int | None:
@@ -39,7 +45,7 @@ def parse_seed(text: str) -> int | None:
         value = int(text.strip(), 10)
     except ValueError:
         raise ValueError(f"--seed takes 'public' or a non-negative integer, got {text!r}") from None
-    if not 0 <= value <= MAX_SEED:
+    if not is_run_seed(value):
         raise ValueError(f"--seed must be between 0 and {MAX_SEED}, got {value}")
     return value
 
@@ -58,7 +64,7 @@ def current() -> int | None:
 def cases_from(seed: int | None) -> Iterator[None]:
     """Run the enclosed catalog code on the cases of ``seed`` (None: the public cases)."""
     global _run_seed
-    if seed is not None and not (isinstance(seed, int) and 0 <= seed <= MAX_SEED):
+    if seed is not None and not is_run_seed(seed):
         raise ValueError(f"a run seed is a non-negative integer, got {seed!r}")
     before, _run_seed = _run_seed, seed
     try:

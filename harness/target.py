@@ -23,7 +23,7 @@ import numpy as np
 
 from harness.sandbox.codec import Handle, Opaque, RemoteError, Reply
 from harness.sandbox.frames import Files, exactly
-from harness.sandbox.invoke import RETURNED, answer, call, invoke
+from harness.sandbox.invoke import RETURNED, answer, call, invoke, own_copy
 from harness.sources import RecordingSource, draw_count
 
 # Exceptions rebuilt as themselves in the test, so ``pytest.raises(ValueError)`` reads naturally.
@@ -427,23 +427,12 @@ def resolve_in(module: ModuleType, fn: str) -> Any:
 def invoke_on_copies(func: Any, args: tuple, kwargs: dict, files: Any = None) -> Reply:
     """One in-process call on fresh copies of the arguments (as an isolated worker gets them: the
     caller's data stays untouched), with the uniforms it drew from each source argument."""
-    args = tuple(copy_argument(a) for a in args)
+    args = tuple(own_copy(a) for a in args)
     sources = [a for a in (*args, *kwargs.values()) if isinstance(a, RecordingSource)]
     before = [draw_count(s) for s in sources]
     reply = invoke(func, args, kwargs, IN_PROCESS_PASSTHROUGH, files=files)
     reply.draws = [draw_count(s) - b for s, b in zip(sources, before, strict=True)]
     return reply
-
-
-def copy_argument(value: Any) -> Any:
-    """A call's own copy of one argument: arrays and lists copied (a read-only array stays
-    read-only, as the caller's was), anything else as it is."""
-    if isinstance(value, np.ndarray):
-        copied = value.copy()
-        if not value.flags.writeable:
-            copied.flags.writeable = False
-        return copied
-    return list(value) if type(value) is list else value
 
 
 def _own_file(module: ModuleType) -> Files | None:

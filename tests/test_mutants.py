@@ -246,7 +246,7 @@ def _threshold_case(other: Callable[[float, float, float, float], bool]) -> tupl
 THRESHOLD_PRODUCT = _threshold_case(lambda u, a, b, m: u * m * b < a)
 THRESHOLD_TWICE = _threshold_case(lambda u, a, b, m: u < a / b / m)
 THRESHOLD_ENVELOPE = _threshold_case(lambda u, a, b, m: u * (m * b) < a)
-EDGE_INSIDE, _ = catalog.tolerance_edges()  # valid left to right, outside the tolerance pairwise
+EDGE_INSIDE = list(catalog.pairwise_edge_cases()[0])  # valid left to right, outside the tolerance pairwise
 
 
 def _float32_accept() -> tuple:

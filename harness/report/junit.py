@@ -6,7 +6,7 @@ A suite's properties name its cases (``seed``: the run seed, or ``public``) and 
 runs them again (``replay``). A failed test is a ``<failure>``; an error, a timeout or a crash
 (the code under test never answered properly) is an ``<error>``, so CI counts them apart.
 
-Every text and attribute goes through ``_clean``: ``printable`` (a control character is shown as
+Every text and attribute goes through ``xml_text``: ``printable`` (a control character is shown as
 ``\x1b``, never sent to a CI log or a terminal), then whatever XML 1.0 still cannot carry (U+FFFE,
 U+FFFF) as an escape too, so the document is always well-formed XML 1.0.
 """
@@ -61,32 +61,32 @@ def _run_time(result: RunResult) -> float:
 
 
 def _suite(result: RunResult) -> ET.Element:
-    attrs = _counts([result], _clean(result.module))
+    attrs = _counts([result], xml_text(result.module))
     attrs["skipped"] = "0"
     suite = ET.Element("testsuite", attrs)
     props = ET.SubElement(suite, "properties")
     for key, value in (("target", result.target), ("workspace", result.workspace),
                        ("verdict", result.verdict), ("seed", seed_text(result.seed)),
                        ("replay", run_replay(result))):
-        ET.SubElement(props, "property", {"name": key, "value": _clean(value)})
+        ET.SubElement(props, "property", {"name": key, "value": xml_text(value)})
     for test in result.tests:
         suite.append(_case(result, test))
     out = "\n".join([*diagnosis_lines(result), *(f"note: {n}" for n in result.notes),
                      summary_line(result)])
-    ET.SubElement(suite, "system-out").text = _clean(out)
+    ET.SubElement(suite, "system-out").text = xml_text(out)
     return suite
 
 
 def _case(result: RunResult, test: TestResult) -> ET.Element:
     case = ET.Element("testcase", {
-        "name": _clean(test.name),
-        "classname": _clean(f"{result.module}.{test.kind.value}"),
+        "name": xml_text(test.name),
+        "classname": xml_text(f"{result.module}.{test.kind.value}"),
         "time": _seconds(test.duration_s),
     })
     if test.ok:
         return case
     tag = "error" if test.outcome in ERROR_OUTCOMES else "failure"
-    text = _clean(failure_text(test, result.module))
+    text = xml_text(failure_text(test, result.module))
     ET.SubElement(case, tag, {"message": _headline(text), "type": test.outcome.value}).text = text
     return case
 
@@ -100,5 +100,6 @@ def _seconds(value: float) -> str:
     return f"{max(value, 0.0):.3f}"
 
 
-def _clean(text: str) -> str:
+def xml_text(text: str) -> str:
+    """``text`` fit for an XML 1.0 attribute or text: printable, then what XML cannot carry escaped."""
     return _NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", printable(text))

@@ -114,6 +114,16 @@ def _is_array(value: Any) -> bool:
     return _isinstance(value, _ndarray)
 
 
+def own_copy(value: Any) -> Any:
+    """A call's own copy of one argument, as the caller passed it: an array or a list copied (a
+    read-only array stays read-only), anything else as it is. Used in-process and in the worker."""
+    if _type(value) is _ndarray:
+        copied = value.copy()
+        copied.flags.writeable = _flags(value).writeable
+        return copied
+    return _list(value) if _type(value) is _list else value
+
+
 def _array_state(arr: Any) -> tuple:
     """What a call must leave as it was: shape, dtype, bytes, and whether it is writeable (making
     the caller's array read-only changes it too)."""

@@ -312,6 +312,7 @@ class Server:
         self.files = frames.under(python_dir)  # the staged copy the student's module runs from
         self.decode, self.encode_error = codec.decode, codec.encode_error
         self.invoke, self.invoke_immutable = invoke.invoke_encoded, invoke.invoke_immutable
+        self.own_copy = invoke.own_copy
         self.source_from_spec, self.draw_count = sources.source_from_spec, sources.draw_count
         self.recording = sources.RecordingSource
         self.dumps, self.monotonic = json.JSONEncoder(separators=(",", ":")).encode, time.monotonic
@@ -321,20 +322,10 @@ class Server:
         self.ctor: type | None = None
         self.values: list = []
         self.frozen: list[bool] = []  # per value: a tuple of numbers, which no call can change
-        import numpy
-
-        self.ndarray = numpy.ndarray
 
     def _arg(self, data: object, shared: list) -> object:
         if type(data) is list:  # [i]: a value sent once per request; each call gets its own copy
-            value = self.values[data[0]]
-            if type(value) is list:
-                return value.copy()
-            if type(value) is self.ndarray:
-                copied = value.copy()
-                copied.flags.writeable = value.flags.writeable  # read-only stays read-only
-                return copied
-            return value
+            return self.own_copy(self.values[data[0]])
         if type(data) is not dict:  # a plain float, int or bool, sent as a JSON number
             return data
         if data.get("t") == "sref":  # a source shared by every call of the request, as in-process

@@ -61,7 +61,7 @@ def test_one_draw_of_an_impossible_id_fails_the_chi_square_by_name():
 def families() -> dict[str, object]:
     return {"eighths": catalog.eighths_cases(), "floats": catalog.float_cases(),
             "chi-square inputs": catalog.chi_square_inputs(),
-            "thresholds": catalog.threshold_cases(), "edges": catalog.tolerance_edges(),
+            "thresholds": catalog.threshold_cases(), "edges": catalog.pairwise_edge_cases(),
             "alpha pair": catalog.discriminating_alpha_pair(),
             "residual pair": catalog.discriminating_pair()}
 
