@@ -16,9 +16,9 @@ import math
 import time
 
 from harness.catalogs.m07_6 import test_catalog as catalog
-from harness.course import load_course
-from harness.loading import reference_target
-from harness.seeding import case_seed, cases_from
+from harness.engine.course import load_course
+from harness.engine.own_code import reference_target
+from harness.engine.seeding import case_seed, cases_from
 
 
 def main() -> None:

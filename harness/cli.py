@@ -116,7 +116,7 @@ def _jobs_arg(p: argparse.ArgumentParser, help_text: str) -> None:
 def parse_seed_option(text: str) -> int | str:
     """``--seed``'s value as parsed: a run seed, or ``"public"`` (the public cases); anything
     else is one line and exit 2. (Not given at all is None: each command has its default.)"""
-    from harness.seeding import HINT, PUBLIC, parse_seed
+    from harness.engine.seeding import HINT, PUBLIC, parse_seed
 
     try:
         seed = parse_seed(text)

@@ -65,7 +65,7 @@ import pytest
 @pytest.fixture(scope="session")
 def real_lab():
     """One real ``run_lab("M07.6")`` shared by every test that needs the whole kill matrix."""
-    from harness.lab import run_lab
+    from harness.lab.engine import run_lab
 
     return run_lab("M07.6", jobs=2)
 
@@ -77,7 +77,7 @@ def module_lab(request):
     Each module's lab runs the first time a test asks for it (deselected modules cost nothing);
     M07.6's is ``real_lab`` itself, so the suite never runs a module's lab twice.
     """
-    from harness.lab import run_lab
+    from harness.lab.engine import run_lab
 
     labs = {}
 

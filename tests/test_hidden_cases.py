@@ -1,6 +1,6 @@
 """Hidden cases for every module (issue #14): the verdicts that must not depend on the run seed.
 
-Every randomised family of a catalog takes its seed from the run seed (``harness.seeding``):
+Every randomised family of a catalog takes its seed from the run seed (``harness.engine.seeding``):
 
 - the reference passes the whole catalog on the hidden cases of 20 run seeds (0 is a run seed like
   any other: only ``None`` is the public cases);
@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import pytest
 
-from harness.catalog import collect
-from harness.course import load_course
-from harness.lab import mutant_target
-from harness.loading import reference_target
-from harness.mutants import load_mutants
-from harness.runner import run_case, run_catalog
-from harness.seeding import cases_from
+from harness.catalogs.metadata import collect
+from harness.engine.course import load_course
+from harness.lab.engine import mutant_target
+from harness.engine.own_code import reference_target
+from harness.engine.mutants import load_mutants
+from harness.engine.runner import run_case, run_catalog
+from harness.engine.seeding import cases_from
 
 COURSE = load_course()
 MODULES = ("M06.3", "M07.1", "M07.6")

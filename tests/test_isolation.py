@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.course import REFERENCE_PYTHON, load_course
+from harness.engine.course import REFERENCE_PYTHON, load_course
 from harness.sandbox.codec import MalformedReply, RemoteError
 from harness.sandbox.isolated import ImportProblem, IsolatedTarget, Limits
-from harness.sources import PCGSource, ScriptedSource
-from harness.target import (
+from harness.engine.uniforms import PCGSource, ScriptedSource
+from harness.engine.target import (
     ContractViolation,
     InProcessTarget,
     TargetCrashed,

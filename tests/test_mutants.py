@@ -1,4 +1,4 @@
-"""The mutant library (``mutants/M07.6``) and its loader (``harness.mutants``).
+"""The mutant library (``mutants/M07.6``) and its loader (``harness.engine.mutants``).
 
 Every mutant must load, apply to the current reference, change only its own function, and really
 misbehave: each has a probe, one call on a specific input whose answer the reference gets right and
@@ -20,11 +20,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness import mutants as mutants_module
+from harness.engine import mutants as mutants_module
 from harness.catalogs.m07_6 import test_catalog as catalog
-from harness.course import load_course
+from harness.engine.course import load_course
 from harness.errors import HarnessError, MutantDoesNotApply
-from harness.mutants import Edit, Mutant, apply, find_mutant, load_mutants, mutants_dir
+from harness.engine.mutants import Edit, Mutant, apply, find_mutant, load_mutants, mutants_dir
 
 REPO = Path(__file__).resolve().parent.parent
 REFERENCE_PYTHON = REPO / "reference" / "python"
@@ -230,7 +230,7 @@ def unchanged(mod: types.ModuleType, fn: str, which: int, *args: object) -> str:
 def _threshold_case(other: Callable[[float, float, float, float], bool]) -> tuple:
     """(p, q, m, proposal uniform, acceptance uniform): one try the contract rejects by one ULP
     where ``other`` accepts, from the catalog's own discriminating cases."""
-    from harness.exact import categorical_intervals, split_at
+    from harness.engine.exact import categorical_intervals, split_at
 
     for p, q, m in catalog.threshold_cases():
         for x, proposal in categorical_intervals(q):

@@ -17,7 +17,7 @@ import pytest
 from harness.sandbox.codec import Reply, decode, encode, plain_key
 from harness.sandbox.invoke import invoke_encoded as invoke
 from harness.sandbox.invoke import invoke_immutable
-from harness.target import ContractViolation, InProcessTarget, Target, TargetCrashed
+from harness.engine.target import ContractViolation, InProcessTarget, Target, TargetCrashed
 
 SOURCE = '''
 import numpy as np

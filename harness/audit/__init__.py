@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.course import load_course
+from harness.engine.course import load_course
 from harness.errors import HarnessError
 
 EXIT_PASS, EXIT_FAIL = 0, 1

@@ -24,7 +24,7 @@ from typing import Any
 
 from harness.audit.mutations import MutmutMutant
 from harness.errors import HarnessError
-from harness.mutants import mutants_dir
+from harness.engine.mutants import mutants_dir
 
 KINDS = ("equivalent", "out-of-contract")
 _FIELDS = {"function", "original", "mutated", "kind", "reason", "occurrence"}

@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from harness.course import REPO_ROOT
+from harness.engine.course import REPO_ROOT
 from harness.errors import HarnessError
 
 TEST_LIMIT_S = 60.0
@@ -61,8 +61,8 @@ _CHILD: dict[str, Any] = {}  # what forked workers inherit: the module and its t
 
 def _row(key: str) -> tuple[str, dict[str, Any]]:
     """The covering catalog tests against one mutant (``""``: all tests, the original code)."""
-    from harness.catalog import collect
-    from harness.runner import run_case
+    from harness.catalogs.metadata import collect
+    from harness.engine.runner import run_case
 
     module, target = _CHILD["module"], _CHILD["target"]
     wanted = set(_CHILD["covering"].get(key, ())) if key else None
@@ -92,7 +92,7 @@ def main(argv: list[str]) -> int:
     sys.path.insert(0, str(root))
     os.environ["MUTANT_UNDER_TEST"] = ""
     from harness.audit.workdir import mutmut_target
-    from harness.course import load_course
+    from harness.engine.course import load_course
 
     _CHILD.update(module=load_course().module(spec["module"]), covering=spec["covering"],
                   target=mutmut_target(spec["module"], root))

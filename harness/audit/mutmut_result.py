@@ -7,7 +7,7 @@ from typing import Any
 
 from harness.audit.equivalents import Record
 from harness.audit.mutations import MutmutMutant
-from harness.model import FORMAT_VERSION
+from harness.engine.results import FORMAT_VERSION
 
 DETECTED = ("killed", "timeout")  # mutmut's statuses that count as detected
 

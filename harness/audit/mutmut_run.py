@@ -30,8 +30,8 @@ from harness.audit.matrix import run_matrix
 from harness.audit.mutations import extract
 from harness.audit.mutmut_result import MutmutAudit, MutmutRow
 from harness.audit.workdir import make_workdir
-from harness.catalog import collect
-from harness.course import REFERENCE_PYTHON, REPO_ROOT, Module, load_course
+from harness.catalogs.metadata import collect
+from harness.engine.course import REFERENCE_PYTHON, REPO_ROOT, Module, load_course
 from harness.errors import HarnessError
 
 MUTMUT_TIMEOUT_S = 3600.0
@@ -203,7 +203,7 @@ def _rows(module: Module, mutants: list, meta: dict, matrix: dict, covering: dic
 
 def _lab(module_id: str, jobs: int, say: Callable[[str], None]) -> dict[str, Any]:
     """``ol lab`` (hand-written mutants, full matrix) timed in the same run, for its cost per mutant."""
-    from harness.lab import run_lab
+    from harness.lab.engine import run_lab
 
     say(f"ol lab {module_id} on the same machine, for the cost per mutant")
     cpu0 = cpu_seconds() + cpu_seconds(resource.RUSAGE_SELF)

@@ -8,7 +8,7 @@ exact law is the reference's has nothing to detect; one that cannot be tabulated
 disagrees with a real run, is measured with the catalog's trial at every seed.
 
 Phase one (tables, one real run per target) and phase two (the seeds) share ``--jobs`` forked
-processes; like ``harness.lab``, the state the children need is set just before they fork.
+processes; like ``harness.lab.engine``, the state the children need is set just before they fork.
 """
 
 from __future__ import annotations
@@ -33,13 +33,13 @@ from harness.audit.sampled import (
 )
 from harness.audit.sampled_pcg import StreamsTest, UniformChiSquareTest
 from harness.audit.tabulate import NotTabulable
-from harness.catalog import collect
-from harness.course import Module, load_course
+from harness.catalogs.metadata import collect
+from harness.engine.course import Module, load_course
 from harness.errors import HarnessError
-from harness.lab import mutant_target
-from harness.loading import load_reference, reference_target
-from harness.mutants import Mutant, load_mutants, mutants_dir
-from harness.runner import alarm, run_case
+from harness.lab.engine import mutant_target
+from harness.engine.own_code import load_reference, reference_target
+from harness.engine.mutants import Mutant, load_mutants, mutants_dir
+from harness.engine.runner import alarm, run_case
 
 DEFAULT_SEEDS = 200
 FALSE_ALARM_FACTOR = 10

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.audit.analytic import TARGET_POWER, Rate
-from harness.model import FORMAT_VERSION
+from harness.engine.results import FORMAT_VERSION
 
 
 def _clean(value: Any) -> Any:

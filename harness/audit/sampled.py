@@ -25,7 +25,7 @@ import numpy as np
 from harness.audit import analytic
 from harness.audit.pcg import uniform_ks
 from harness.audit.tabulate import NotTabulable, Table, boundary_cuts, build_table
-from harness.exact import (
+from harness.engine.exact import (
     SCALE,
     Interval,
     categorical_intervals,
@@ -33,8 +33,8 @@ from harness.exact import (
     running_sums,
     u_of,
 )
-from harness.sources import ScriptedSource
-from harness.target import Result, TargetEscape
+from harness.engine.uniforms import ScriptedSource
+from harness.engine.target import Result, TargetEscape
 
 RAISES = "raises"
 

@@ -21,7 +21,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from harness.exact import SCALE
+from harness.engine.exact import SCALE
 
 Point = tuple[int, int, int]  # (index of the discrete value, k1, k2)
 Probe = Callable[[Sequence[Point]], list[Hashable]]

@@ -29,11 +29,11 @@ from typing import Any
 
 import numpy as np
 
-from harness.course import Module, load_course
+from harness.engine.course import Module, load_course
 from harness.diagnosis.outcome import call_text, describe, expected_words, outcome_key
 from harness.diagnosis.record import Batch, Recorder
 from harness.errors import MutantDoesNotApply
-from harness.model import (
+from harness.engine.results import (
     CRASHED,
     EXITED,
     NOT_IMPLEMENTED,
@@ -43,8 +43,8 @@ from harness.model import (
     RunResult,
 )
 from harness.sandbox.codec import Handle
-from harness.sources import RecordingSource
-from harness.target import (
+from harness.engine.uniforms import RecordingSource
+from harness.engine.target import (
     Result,
     TargetEscape,
     fits_contract,
@@ -207,8 +207,8 @@ def replay(module: ModuleType, plan: Plan, wanted: set[tuple[int, int]] | None,
 @functools.cache
 def _mutant_code(module_id: str) -> tuple[tuple[Any, Any], ...]:
     """Every mutant of the module that applies, compiled once per process."""
-    from harness.lab_support import reference_source
-    from harness.mutants import apply, load_mutants
+    from harness.engine.reference_copy import reference_source
+    from harness.engine.mutants import apply, load_mutants
 
     module = load_course().module(module_id)
     source = reference_source(module)
@@ -225,7 +225,7 @@ def _mutant_code(module_id: str) -> tuple[tuple[Any, Any], ...]:
 def fresh_module(mutant: Any, code: Any) -> ModuleType:
     """A new module object running the mutant's code: no state left by an earlier replay (a
     mutant may keep state in its class or module, as a student's code may)."""
-    from harness.loading import ensure_reference_path
+    from harness.engine.own_code import ensure_reference_path
 
     ensure_reference_path()
     mod = ModuleType(f"ol_diagnosis_{mutant.id}")
@@ -254,8 +254,8 @@ def _example(probe: Probe, expected: Result) -> str:
 
 def diagnose(module: Module, run: RunResult, recorder: Recorder) -> tuple[Diagnosis, ...]:
     """The diagnosis of a failing ``run`` from the calls ``recorder`` kept (best first)."""
-    from harness.loading import load_reference
-    from harness.runner import alarm, quiet
+    from harness.engine.own_code import load_reference
+    from harness.engine.runner import alarm, quiet
 
     entries = _category_entries(run)
     failing = {t.name for t in run.failures() if t.category == "wrong" or t.category == RAISED}

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from harness.sandbox.codec import Handle, Opaque, RemoteError
-from harness.target import show_args
+from harness.engine.target import show_args
 
 # Checked in this order: the first base class of the exception found here names its family.
 _FAMILIES = ("NotImplementedError", "RecursionError", "ValueError", "TypeError", "RuntimeError",
@@ -86,7 +86,7 @@ def non_number_argument(args: tuple) -> bool:
 
 
 def outcome_key(result: Any, violation: str = "") -> Any:
-    """The comparable key of a ``harness.target.Result`` (or a violation's kind)."""
+    """The comparable key of a ``harness.engine.target.Result`` (or a violation's kind)."""
     if violation:
         return ("violation", violation)
     if result.error is not None:

@@ -14,7 +14,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.sources import RecordingSource
+from harness.engine.uniforms import RecordingSource
 
 
 @dataclass
@@ -25,7 +25,7 @@ class Batch:
     calls: list[tuple]
     kwargs: dict
     sourced: bool  # a call passes a uniform source: replay in order, from the copy
-    results: list = field(default_factory=list)  # harness.target.Result, in call order
+    results: list = field(default_factory=list)  # harness.engine.target.Result, in call order
     violation: Any = None  # the ContractViolation that ended the batch, if one did
 
     @property

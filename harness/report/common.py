@@ -7,7 +7,7 @@ import shlex
 import textwrap
 from typing import Any
 
-from harness.model import WRONG, Outcome, RunResult, TestResult
+from harness.engine.results import WRONG, Outcome, RunResult, TestResult
 from harness.report.escape import UNSAFE, printable
 
 # Plain markers (no emoji): they read the same in a terminal, a CI log and a step summary.

@@ -8,7 +8,7 @@ Gradescope shows ``name`` and ``output`` as they are, so each goes through ``pri
 
 from __future__ import annotations
 
-from harness.model import RunResult, TestResult
+from harness.engine.results import RunResult, TestResult
 from harness.report.common import (
     MARKERS,
     diagnosis_lines,

@@ -13,7 +13,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from harness.course import REPORTS_DIR
+from harness.engine.course import REPORTS_DIR
 from harness.errors import HarnessError
 
 HINT = "choose a writable path"

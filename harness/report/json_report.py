@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.model import RunResult
+from harness.engine.results import RunResult
 from harness.report.common import json_text
 
 

@@ -17,7 +17,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 
-from harness.model import Outcome, RunResult, TestResult
+from harness.engine.results import Outcome, RunResult, TestResult
 from harness.report.common import (
     diagnosis_lines,
     failure_text,

@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
-from harness.catalog import collect
-from harness.course import REFERENCE_PYTHON, REPO_ROOT, Module, load_course
+from harness.catalogs.metadata import collect
+from harness.engine.course import REFERENCE_PYTHON, REPO_ROOT, Module, load_course
 from harness.errors import HarnessError
-from harness.lab import LabResult, MutantRow
-from harness.mutants import Mutant, apply
+from harness.lab.engine import LabResult, MutantRow
+from harness.engine.mutants import Mutant, apply
 from harness.report.common import (
     cases_line,
     json_text,

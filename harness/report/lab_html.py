@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 import string
 
-from harness.lab import LabResult, MutantRow
+from harness.lab.engine import LabResult, MutantRow
 from harness.report.escape import printable
 from harness.report.lab import (
     DESIGNATED,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from harness.model import RunResult, TestResult
+from harness.engine.results import RunResult, TestResult
 from harness.report.common import (
     MARKERS,
     evidence_lines,

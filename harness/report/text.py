@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from harness.course import Module
+from harness.engine.course import Module
 from harness.errors import HarnessError
-from harness.model import CaseInfo, RunResult, TestResult
+from harness.engine.results import CaseInfo, RunResult, TestResult
 from harness.report.common import (
     diagnosis_lines,
     failure_text,
@@ -71,7 +71,7 @@ def rung_line(module: Module) -> str:
 def format_catalog(module: Module, cases: Iterable[Any], fmt: str = "text") -> str:
     """The catalog table of ``module`` for ``ol tests``, in ``fmt`` (text, json or markdown).
 
-    ``cases`` is what ``harness.catalog.collect`` returns ((CaseInfo, fn) pairs) or plain
+    ``cases`` is what ``harness.catalogs.metadata.collect`` returns ((CaseInfo, fn) pairs) or plain
     ``CaseInfo``s; only the metadata is read.
     """
     infos = [c if isinstance(c, CaseInfo) else c[0] for c in cases]

@@ -5,7 +5,7 @@ numbers, bools, numeric arrays (dtype, shape and bytes), tuples, lists, exceptio
 message (and where in the student's own files it was raised: ``Frame``), and the *name* of any
 other class. It is decoded without pickle or eval. In-process
 targets skip the encoding (their values are ours), but every target's calls go through
-``harness.sandbox.invoke`` and every reply through the same contract checks (``harness.target``).
+``harness.sandbox.invoke`` and every reply through the same contract checks (``harness.engine.target``).
 Every text that crosses is made valid Unicode (a lone surrogate becomes ``\\ud800``), so no
 writer of a report can fail on it.
 """
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.sources import RecordingSource, source_from_spec
+from harness.engine.uniforms import RecordingSource, source_from_spec
 
 MAX_DEPTH = 8
 MAX_ITEMS = 100_000

@@ -51,8 +51,8 @@ from harness.sandbox.codec import (
 from harness.sandbox.protocol import Died, Hung
 from harness.sandbox.supervisor import Limits, Output, WorkerProcess, describe_death
 from harness.sandbox.worker import CHUNK_S
-from harness.sources import RecordingSource, ScriptedSource
-from harness.target import Target, TargetCrashed, TargetTimedOut, show_args
+from harness.engine.uniforms import RecordingSource, ScriptedSource
+from harness.engine.target import Target, TargetCrashed, TargetTimedOut, show_args
 
 __all__ = ["ImportProblem", "IsolatedTarget", "Limits", "describe_death"]
 

@@ -6,8 +6,8 @@ named after its owner (``rundirs``), optionally in a pids cgroup; its death read
 it (so its pid stays ours until its tree is swept); killed with its whole tree, reaped, and its
 folder and cgroup removed, exactly once, with Ctrl-C and the runner's alarm held off meanwhile.
 Its messages go through ``protocol.Connection``. Three kinds are built on it: the isolated worker
-(``WorkerProcess``, below), the ``--mine`` fork server (``harness.mine``) and the grading slots
-(``harness.grade_slots``). ``Output`` drains a process's stdout and stderr, capped.
+(``WorkerProcess``, below), the ``--mine`` fork server (``harness.own_tests.engine``) and the grading slots
+(``harness.grade.slots``). ``Output`` drains a process's stdout and stderr, capped.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.course import REPO_ROOT
+from harness.engine.course import REPO_ROOT
 from harness.sandbox import proctree
 from harness.sandbox.codec import MalformedReply
 from harness.sandbox.fs import remove_tree

@@ -11,7 +11,7 @@ Order matters, because the student's code runs in this process:
    capabilities and ``no_new_privs`` (cgroup and namespaces need root; without them the worker
    runs with the limits only, and says so in its ``ready`` message);
 2. the harness functions this loop needs are captured (``harness.sandbox.codec``, ``invoke``,
-   ``frames`` and ``capture``, ``harness.sources``)
+   ``frames`` and ``capture``, ``harness.engine.uniforms``)
    with only the repository root on ``sys.path``, then the harness's modules are dropped from
    ``sys.modules``, so a student package named ``harness`` or a monkey-patch of what
    ``sys.modules`` holds cannot replace what the loop already holds (``_forget_harness``);
@@ -302,7 +302,7 @@ class Server:
     """Answers ``call`` requests with the harness functions captured before the student's import."""
 
     def __init__(self, channel: object, progress_fd: int, python_dir: str) -> None:
-        from harness import sources
+        from harness.engine import uniforms as sources
         from harness.sandbox import capture, codec, frames, invoke
 
         self.channel = channel
@@ -511,7 +511,7 @@ def harden(config: dict) -> tuple[bool, bool]:
     """Step 1 of the module docstring, for this process and all it starts: the parent's pids
     cgroup, the resource limits, the read-only sandbox, a PID namespace, no privileges, and an
     exit with the parent. Must run before any thread starts (unshare of the mount table and fork
-    need a single thread). Returns (sandboxed, contained). ``harness.mine``'s fork server uses it too.
+    need a single thread). Returns (sandboxed, contained). ``harness.own_tests.engine``'s fork server uses it too.
     """
     if config.get("cgroup"):  # the parent's cap on the tasks of this whole tree
         with contextlib.suppress(OSError), open(f"{config['cgroup']}/cgroup.procs", "w") as f:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from harness.audit.tabulate import NotTabulable, boundary_cuts, build_table
-from harness.exact import SCALE
+from harness.engine.exact import SCALE
 
 
 def _probe(fn, calls=None):

@@ -8,8 +8,8 @@ import tomllib
 import pytest
 
 from harness.audit.workdir import make_workdir, mutmut_target
-from harness.catalog import collect
-from harness.course import REPO_ROOT, load_course
+from harness.catalogs.metadata import collect
+from harness.engine.course import REPO_ROOT, load_course
 
 MODULE = load_course().module("M07.6")
 

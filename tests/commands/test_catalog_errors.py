@@ -8,9 +8,9 @@ import pytest
 
 import harness.catalogs.m07_6.test_catalog as catalog
 from harness.cli import main
-from harness.course import load_course
-from harness.loading import reference_target
-from harness.runner import CatalogError, run_case
+from harness.engine.course import load_course
+from harness.engine.own_code import reference_target
+from harness.engine.runner import CatalogError, run_case
 
 MODULE = load_course().module("M07.6")
 

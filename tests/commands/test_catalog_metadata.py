@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.catalog import collect
-from harness.course import load_course
-from harness.mutants import load_mutants
+from harness.catalogs.metadata import collect
+from harness.engine.course import load_course
+from harness.engine.mutants import load_mutants
 
 MODULES = list(load_course().modules)
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.catalog import collect
-from harness.check import CheckRequest, run_check
+from harness.catalogs.metadata import collect
+from harness.engine.check import CheckRequest, run_check
 from harness.cli import main
-from harness.course import REFERENCE_PYTHON, load_course
-from harness.lab import mutant_source
-from harness.mutants import find_mutant, load_mutants
-from harness.workspace import resolve_workspace
+from harness.engine.course import REFERENCE_PYTHON, load_course
+from harness.lab.engine import mutant_source
+from harness.engine.mutants import find_mutant, load_mutants
+from harness.engine.workspace import resolve_workspace
 
 MODULES = list(load_course().modules)
 MODULE = load_course().module("M07.6")

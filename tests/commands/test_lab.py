@@ -10,12 +10,12 @@ import shutil
 
 import pytest
 
-import harness.mutants as mutants_mod
+import harness.engine.mutants as mutants_mod
 from harness.cli import main
-from harness.course import load_course
+from harness.engine.course import load_course
 from harness.errors import VerdictFailure
-from harness.lab import minimal_cover, run_lab
-from harness.mutants import load_mutants
+from harness.lab.engine import minimal_cover, run_lab
+from harness.engine.mutants import load_mutants
 
 MODULES = list(load_course().modules)
 PLAIN = [(module_id, m.id) for module_id in MODULES for m in load_mutants(module_id) if not m.extended]
@@ -140,7 +140,7 @@ def test_every_m07_6_mutant_is_told_its_own_pitfall_by_its_designated_tests(modu
 @pytest.mark.slow
 def test_every_m07_6_failure_names_a_pitfall_its_test_lists(module_lab):
     """``@case(pitfalls=...)`` lists every pitfall the test's checks can name."""
-    from harness.catalog import collect
+    from harness.catalogs.metadata import collect
 
     listed = {info.name: set(info.pitfalls) for info, _ in collect(load_course().module("M07.6"))}
     for row in module_lab("M07.6").rows:

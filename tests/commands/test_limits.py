@@ -13,7 +13,7 @@ import pytest
 
 from harness.cli import JOBS_MAX, MEMORY_MB_MAX, main
 from harness.commands import _limits
-from harness.course import REFERENCE_PYTHON
+from harness.engine.course import REFERENCE_PYTHON
 from harness.errors import HarnessError
 
 TIMEOUT = "must be positive and at most 3600 seconds"

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-import harness.check
+import harness.engine.check
 from harness.cli import main
-from harness.course import REFERENCE_PYTHON, REPO_ROOT
+from harness.engine.course import REFERENCE_PYTHON, REPO_ROOT
 
 
 def workspace(tmp_path: Path) -> Path:
@@ -94,14 +94,14 @@ def test_a_link_made_during_the_run_costs_the_record_not_the_verdict(tmp_path, c
     ws = workspace(tmp_path)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    real_run = harness.check.run_check
+    real_run = harness.engine.check.run_check
 
     def student_plants_a_link(*args, **kwargs):  # what code without root could do meanwhile
         result = real_run(*args, **kwargs)
         (ws / ".ol").symlink_to(elsewhere)
         return result
 
-    monkeypatch.setattr(harness.check, "run_check", student_plants_a_link)
+    monkeypatch.setattr(harness.engine.check, "run_check", student_plants_a_link)
     code, out, err = run(["check", "M07.6", "--workspace", ws, "--timeout", "30"], capsys)
     assert code == 0 and "(verdict: pass)" in out
     assert err.startswith("ol: warning: the pass was not recorded: ") and err.count("\n") == 1
@@ -111,17 +111,17 @@ def test_a_link_made_during_the_run_costs_the_record_not_the_verdict(tmp_path, c
 
 def test_the_record_is_written_through_dot_ol_and_read_back(tmp_path, capsys):
     ws = workspace(tmp_path)
-    from harness.course import load_course
-    from harness.workspace import Workspace
+    from harness.engine.course import load_course
+    from harness.engine.workspace import Workspace
 
     module = load_course().module("M07.6")
     w = Workspace(ws.resolve())
-    assert harness.check.record_pass(w, module, "source") is None
+    assert harness.engine.check.record_pass(w, module, "source") is None
     data = json.loads((ws / ".ol/passes.json").read_text())
-    assert list(data) == ["M07.6"] and harness.check.has_passed(w, module, "source")
+    assert list(data) == ["M07.6"] and harness.engine.check.has_passed(w, module, "source")
     assert sorted(p.name for p in (ws / ".ol").iterdir()) == ["passes.json"]  # no temp file left
     first = data["M07.6"]
-    assert harness.check.record_pass(w, module, "source") is None
+    assert harness.engine.check.record_pass(w, module, "source") is None
     assert json.loads((ws / ".ol/passes.json").read_text())["M07.6"] == first  # kept as it was
     (ws / ".ol/passes.json").write_text("not json")
-    assert harness.check.load_passes(w) == {}
+    assert harness.engine.check.load_passes(w) == {}

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.course import REFERENCE_PYTHON
+from harness.engine.course import REFERENCE_PYTHON
 
 SOURCE = "python/tinyllm/prob/rejection.py"
 

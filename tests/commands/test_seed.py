@@ -14,15 +14,15 @@ from pathlib import Path
 
 import pytest
 
-import harness.lab
-import harness.mutants as mutants_mod
-import harness.runner
-from harness import seeding
-from harness.check import CheckRequest, run_check
+import harness.lab.engine
+import harness.engine.mutants as mutants_mod
+import harness.engine.runner
+from harness.engine import seeding
+from harness.engine.check import CheckRequest, run_check
 from harness.cli import main
-from harness.course import REFERENCE_PYTHON
+from harness.engine.course import REFERENCE_PYTHON
 from harness.errors import HarnessError
-from harness.model import RunResult
+from harness.engine.results import RunResult
 
 SEED = 424242
 
@@ -62,13 +62,13 @@ def check_json(tmp_path: Path, name: str, *args: str) -> tuple[int, dict]:
 def seeds_in_force(monkeypatch):
     """The run seed in force (``seeding.current()``) as each catalog test ran, in order."""
     seen: list[int | None] = []
-    real = harness.runner.run_case
+    real = harness.engine.runner.run_case
 
     def recording(*args, **kwargs):
         seen.append(seeding.current())
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(harness.runner, "run_case", recording)
+    monkeypatch.setattr(harness.engine.runner, "run_case", recording)
     return seen
 
 
@@ -230,10 +230,10 @@ def two_mutants(tmp_path, monkeypatch):
 def lab_seeds(monkeypatch):
     """The run seed in force as each cell of the lab ran: the reference's coverage run, and
     every mutant's cells (``--jobs 1``: in this process)."""
-    import harness.coverage
+    import harness.lab.reach
 
     seen: dict[str, list] = {"reference": [], "mutant": []}
-    for where, module in (("reference", harness.coverage), ("mutant", harness.lab)):
+    for where, module in (("reference", harness.lab.reach), ("mutant", harness.lab.engine)):
         real = module.run_case
 
         def recording(*args, _real=real, _where=where, **kwargs):
@@ -268,7 +268,7 @@ def test_the_lab_on_a_seed_runs_every_cell_on_it_and_records_it(two_mutants, lab
 
 
 def test_the_lab_forked_on_a_seed_and_exhaustive_gives_the_same_matrix(two_mutants, tmp_path):
-    from harness.lab import run_lab
+    from harness.lab.engine import run_lab
 
     forked = run_lab("M07.6", jobs=2, seed=SEED)
     full = run_lab("M07.6", jobs=1, exhaustive=True, seed=SEED)

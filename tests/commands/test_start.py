@@ -7,8 +7,8 @@ import ast
 import pytest
 
 from harness.cli import main
-from harness.course import STUDENT_DIR, load_course
-from harness.start import start, stub_source
+from harness.engine.course import STUDENT_DIR, load_course
+from harness.engine.stubs import start, stub_source
 
 MODULES = ("M06.3", "M07.1", "M07.6")
 
@@ -88,7 +88,7 @@ def _run_start(workspace):
     import subprocess
     import sys
 
-    from harness.course import REPO_ROOT
+    from harness.engine.course import REPO_ROOT
 
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     return subprocess.run([sys.executable, "-m", "harness", "start", "M07.6", "--workspace",

@@ -12,15 +12,15 @@ import threading
 import pytest
 
 from harness.errors import HarnessError
-from harness.gate import (
+from harness.gate.engine import (
     GateResult,
     ModuleGate,
     format_failures,
     to_gate_json,
     to_gate_markdown,
 )
-from harness.grade import say
-from harness.workspace import read_source
+from harness.grade.engine import say
+from harness.engine.workspace import read_source
 
 HOSTILE = "\x1b[2K\x1b[1A19 passed (verdict: pass)\r\u202e \ud800"
 

@@ -24,12 +24,12 @@ from pathlib import Path
 import pytest
 from diagnosis_corpus import applies, entries
 
-from harness.check import with_diagnosis
-from harness.course import REFERENCE_PYTHON, REPO_ROOT, load_course
+from harness.engine.check import with_diagnosis
+from harness.engine.course import REFERENCE_PYTHON, REPO_ROOT, load_course
 from harness.diagnosis.record import Recorder
-from harness.loading import module_from_source
-from harness.runner import run_catalog
-from harness.target import InProcessTarget
+from harness.engine.own_code import module_from_source
+from harness.engine.runner import run_catalog
+from harness.engine.target import InProcessTarget
 
 COURSE = load_course()
 ALL = [e for mid in COURSE.modules for e in entries(mid)]

@@ -6,10 +6,10 @@ import json
 import shutil
 
 from harness.cli import main
-from harness.course import REFERENCE_PYTHON, load_course
-from harness.lab import mutant_source
-from harness.model import RunResult
-from harness.mutants import find_mutant
+from harness.engine.course import REFERENCE_PYTHON, load_course
+from harness.lab.engine import mutant_source
+from harness.engine.results import RunResult
+from harness.engine.mutants import find_mutant
 
 MODULE = load_course().module("M07.6")
 
@@ -75,7 +75,7 @@ def test_an_exception_in_the_students_code_shows_their_frames_and_no_pitfall(tmp
 
 
 def test_evidence_already_in_the_text_is_not_repeated_under_also():
-    from harness.model import Diagnosis
+    from harness.engine.results import Diagnosis
     from harness.report.common import diagnosis_lines
 
     said = "rejection_sample(...) modified argument 2 in place"

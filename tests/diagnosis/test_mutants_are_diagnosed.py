@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.check import CheckRequest, run_check
-from harness.course import load_course
-from harness.mutants import load_mutants
+from harness.engine.check import CheckRequest, run_check
+from harness.engine.course import load_course
+from harness.engine.mutants import load_mutants
 
 CASES = [(mid, m) for mid in load_course().modules for m in load_mutants(mid)]
 

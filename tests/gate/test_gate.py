@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.catalog import case
-from harness.catalogs.support import called, expect
+from harness.catalogs.metadata import case
+from harness.catalogs.checks import called, expect
 from harness.cli import main
-from harness.course import REFERENCE_DIR, REPO_ROOT, STUDENT_DIR, load_course
+from harness.engine.course import REFERENCE_DIR, REPO_ROOT, STUDENT_DIR, load_course
 
 JUNIT_XSD = REPO_ROOT / "tests" / "schemas" / "junit.xsd"
 CATEGORICAL = "python/tinyllm/prob/categorical.py"

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-import harness.runner
-from harness import seeding
+import harness.engine.runner
+from harness.engine import seeding
 from harness.cli import main
-from harness.course import REFERENCE_DIR, REPO_ROOT
+from harness.engine.course import REFERENCE_DIR, REPO_ROOT
 
 JUNIT_XSD = REPO_ROOT / "tests" / "schemas" / "junit.xsd"
 CATEGORICAL = "python/tinyllm/prob/categorical.py"
@@ -55,13 +55,13 @@ def fresh(monkeypatch):
 @pytest.fixture
 def seeds_in_force(monkeypatch):
     seen: list[int | None] = []
-    real = harness.runner.run_case
+    real = harness.engine.runner.run_case
 
     def recording(*args, **kwargs):
         seen.append(seeding.current())
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(harness.runner, "run_case", recording)
+    monkeypatch.setattr(harness.engine.runner, "run_case", recording)
     return seen
 
 

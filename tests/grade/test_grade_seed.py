@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from harness import seeding
+from harness.engine import seeding
 from harness.cli import main
-from harness.course import REFERENCE_DIR
-from harness.gradebook import CSV_NAME, JSON_NAME
+from harness.engine.course import REFERENCE_DIR
+from harness.grade.gradebook import CSV_NAME, JSON_NAME
 
 REJECTION = "python/tinyllm/prob/rejection.py"
 FRESH = 271828

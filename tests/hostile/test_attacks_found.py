@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.course import REPO_ROOT
+from harness.engine.course import REPO_ROOT
 from harness.sandbox.proctree import pids_parent
 
 pytestmark = pytest.mark.slow

@@ -50,8 +50,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.catalog import collect
-from harness.course import REPO_ROOT, load_course
+from harness.catalogs.metadata import collect
+from harness.engine.course import REPO_ROOT, load_course
 from harness.sandbox import proctree
 
 pytestmark = pytest.mark.slow
@@ -376,7 +376,7 @@ CASES = [
              import importlib
              import sys
 
-             for name in ("harness.sandbox.codec", "harness.target", "harness.sandbox.isolated"):
+             for name in ("harness.sandbox.codec", "harness.engine.target", "harness.sandbox.isolated"):
                  module = sys.modules.get(name)
                  try:
                      module = module or importlib.import_module(name)

@@ -15,11 +15,11 @@ import time
 import pytest
 
 from harness.catalogs.m06_3 import test_catalog as catalog
-from harness.course import REFERENCE_PYTHON, load_course
-from harness.loading import reference_target
-from harness.mutants import apply, load_mutants
-from harness.runner import run_catalog
-from harness.sources import HarnessPCG32
+from harness.engine.course import REFERENCE_PYTHON, load_course
+from harness.engine.own_code import reference_target
+from harness.engine.mutants import apply, load_mutants
+from harness.engine.runner import run_catalog
+from harness.engine.uniforms import HarnessPCG32
 
 MODULE = load_course().module("M06.3")
 MUTANTS = load_mutants("M06.3")
@@ -78,7 +78,7 @@ def test_a_method_outside_its_class_is_not_found():
 
 @pytest.mark.parametrize("name", ["PCG32.next_u32.x", "PCG32.", ".next_u32", "PCG32 next"])
 def test_a_function_name_with_more_than_class_and_method_is_malformed(tmp_path, monkeypatch, name):
-    import harness.mutants as mutants_module
+    import harness.engine.mutants as mutants_module
     from harness.errors import HarnessError
 
     text = (mutants_module.mutants_dir() / "M06.3" / "s03.toml").read_text(encoding="utf-8")

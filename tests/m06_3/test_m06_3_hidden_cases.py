@@ -1,6 +1,6 @@
 """The M06.3 catalog on hidden cases: the seeds its tests draw words from come from the run seed.
 
-``run_catalog(..., seed=s)`` runs the catalog on the cases of run seed ``s`` (``harness.seeding``):
+``run_catalog(..., seed=s)`` runs the catalog on the cases of run seed ``s`` (``harness.engine.seeding``):
 the public cases (the lab's, ``ol check``'s default) stay what they were. That the reference
 passes whatever the seed and every mutant is still killed on other seeds is tests/test_hidden_cases.py.
 """
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from harness.catalog import collect
+from harness.catalogs.metadata import collect
 from harness.catalogs.m06_3 import test_catalog as catalog
-from harness.course import load_course
-from harness.seeding import case_seed, cases_from
+from harness.engine.course import load_course
+from harness.engine.seeding import case_seed, cases_from
 
 MODULE = load_course().module("M06.3")
 
@@ -26,13 +26,13 @@ class Spy:
         self.made: list[tuple] = []
 
     def map(self, fn, calls, **kwargs):
-        from harness.target import Result
+        from harness.engine.target import Result
 
         self.made += [tuple(c) + tuple(kwargs.values()) for c in calls]
         return [Result(c, value=object()) for c in calls]
 
     def map_method(self, obj, name, calls):
-        from harness.target import Result
+        from harness.engine.target import Result
 
         return [Result(c, value=0) for c in calls]
 

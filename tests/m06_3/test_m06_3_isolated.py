@@ -12,9 +12,9 @@ import shutil
 import pytest
 
 from harness.cli import main
-from harness.course import REFERENCE_PYTHON, load_course
-from harness.lab import mutant_source
-from harness.mutants import find_mutant
+from harness.engine.course import REFERENCE_PYTHON, load_course
+from harness.lab.engine import mutant_source
+from harness.engine.mutants import find_mutant
 
 MODULE = load_course().module("M06.3")
 

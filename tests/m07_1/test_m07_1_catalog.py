@@ -14,7 +14,7 @@ from fractions import Fraction
 import numpy as np
 
 from harness.catalogs.m07_1 import test_catalog as catalog
-from harness.exact import ULP, running_sums
+from harness.engine.exact import ULP, running_sums
 
 
 def test_the_chi_square_trial_is_seeded_and_reusable():

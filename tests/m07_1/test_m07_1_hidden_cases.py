@@ -1,6 +1,6 @@
 """The M07.1 catalog on hidden cases: every randomised family draws from the run seed.
 
-``run_catalog(..., seed=s)`` runs the catalog on the cases of run seed ``s`` (``harness.seeding``):
+``run_catalog(..., seed=s)`` runs the catalog on the cases of run seed ``s`` (``harness.engine.seeding``):
 the public cases (the lab's, ``ol check``'s default) stay what they were, a correct implementation
 passes whatever the seed, and every mutant is still killed by its designated tests on cases it has
 never seen.
@@ -11,11 +11,11 @@ from __future__ import annotations
 import pytest
 
 from harness.catalogs.m07_1 import test_catalog as catalog
-from harness.course import load_course
-from harness.loading import module_from_source
-from harness.runner import run_catalog
-from harness.seeding import cases_from
-from harness.target import InProcessTarget
+from harness.engine.course import load_course
+from harness.engine.own_code import module_from_source
+from harness.engine.runner import run_catalog
+from harness.engine.seeding import cases_from
+from harness.engine.target import InProcessTarget
 
 MODULE = load_course().module("M07.1")
 

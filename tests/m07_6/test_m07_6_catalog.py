@@ -1,6 +1,6 @@
 """The M07.6 catalog's own inputs, seeds and statistics do what the catalog says (issue #14).
 
-- Randomised cases come from the run seed (``harness.seeding``): the public cases by default, fresh
+- Randomised cases come from the run seed (``harness.engine.seeding``): the public cases by default, fresh
   hidden ones under a seed, and code right only on the public inputs fails (that the reference passes
   and every mutant is killed under hidden seeds is tests/test_hidden_cases.py, for every module).
 - The chi-square never pools an id of probability 0: one draw there fails, naming the id.
@@ -17,12 +17,12 @@ import pytest
 
 from harness.catalogs import support
 from harness.catalogs.m07_6 import test_catalog as catalog
-from harness.catalogs.support import CatalogFailure
-from harness.course import load_course
-from harness.lab_support import reference_copy
-from harness.runner import run_catalog
-from harness.seeding import case_seed, cases_from
-from harness.target import InProcessTarget
+from harness.catalogs.checks import CatalogFailure
+from harness.engine.course import load_course
+from harness.engine.reference_copy import reference_copy
+from harness.engine.runner import run_catalog
+from harness.engine.seeding import case_seed, cases_from
+from harness.engine.target import InProcessTarget
 
 MODULE = load_course().module("M07.6")
 HIDDEN = (3, 1_000_003, 2**40 + 7)

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from harness import mine
-from harness.catalog import collect
+from harness.own_tests import engine as mine
+from harness.catalogs.metadata import collect
 from harness.cli import main
-from harness.course import REPO_ROOT, load_course
-from harness.mine_stage import resolve_suite
-from harness.mutants import load_mutants
-from harness.report.mine import format_text, to_gradescope, to_json_text
+from harness.engine.course import REPO_ROOT, load_course
+from harness.own_tests.stage import resolve_suite
+from harness.engine.mutants import load_mutants
+from harness.report.own_tests import format_text, to_gradescope, to_json_text
 
 SUITES = Path(__file__).resolve().parent / "suites"
 MODULE = load_course().module("M07.6")
@@ -173,7 +173,7 @@ def test_a_server_that_dies_fails_closed_and_leaves_no_process():
 
 
 def test_the_server_is_hardened_as_the_isolated_worker(strong):
-    from harness.course import REFERENCE_PYTHON
+    from harness.engine.course import REFERENCE_PYTHON
     from harness.sandbox.isolated import IsolatedTarget
 
     course = load_course()

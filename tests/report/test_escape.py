@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.lab import LabResult, MutantRow
-from harness.mine import Implementation, MineResult, Run
-from harness.model import Kind, Outcome, RunResult, TestResult
-from harness.mutants import load_mutants
+from harness.lab.engine import LabResult, MutantRow
+from harness.own_tests.engine import Implementation, MineResult, Run
+from harness.engine.results import Kind, Outcome, RunResult, TestResult
+from harness.engine.mutants import load_mutants
 from harness.report import render
 from harness.report.escape import UNSAFE, has_unsafe, printable
 from harness.report.gradescope import to_gradescope
@@ -246,7 +246,7 @@ def hostile_mine() -> MineResult:
 
 
 def test_mine_reports_are_safe():
-    from harness.report.mine import format_text, to_gradescope, to_json_text
+    from harness.report.own_tests import format_text, to_gradescope, to_json_text
 
     result = hostile_mine()
     text = format_text(result)
@@ -307,7 +307,7 @@ def test_power_reports_are_safe():
 # -- the gate's reports, through the pieces they share -------------------------------------------
 
 def test_gate_markdown_and_junit_are_safe_through_the_shared_reporters(junit_schema):
-    from harness.gate import GateResult, ModuleGate, to_gate_junit, to_gate_markdown
+    from harness.gate.engine import GateResult, ModuleGate, to_gate_junit, to_gate_markdown
 
     run = hostile_run()
     result = GateResult("MS-P6", "title", "/w", False, (

@@ -21,10 +21,10 @@ import numpy as np
 import pytest
 from jsonschema import Draft7Validator
 
-from harness.course import REFERENCE_PYTHON
-from harness.lab import LabResult, MutantRow
-from harness.model import Kind, Outcome, RunResult, TestResult
-from harness.mutants import apply, load_mutants
+from harness.engine.course import REFERENCE_PYTHON
+from harness.lab.engine import LabResult, MutantRow
+from harness.engine.results import Kind, Outcome, RunResult, TestResult
+from harness.engine.mutants import apply, load_mutants
 from harness.report import io as report_io
 from harness.report.lab import (
     DESIGNATED,

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.catalog import collect
-from harness.course import Module, load_course
+from harness.catalogs.metadata import collect
+from harness.engine.course import Module, load_course
 from harness.errors import HarnessError
-from harness.model import CaseInfo, Kind, Outcome, RunResult, TestResult
+from harness.engine.results import CaseInfo, Kind, Outcome, RunResult, TestResult
 from harness.report import io as report_io
 from harness.report import render
 from harness.report.gradescope import to_gradescope

@@ -17,17 +17,17 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft7Validator
 
-from harness.gate import (
+from harness.gate.engine import (
     GateResult,
     ModuleGate,
     to_gate_json,
     to_gate_junit,
     to_gate_markdown,
 )
-from harness.gradebook import CSV_NAME, Gradebook
-from harness.lab import LabResult, MutantRow
-from harness.model import Kind, Outcome, RunResult, TestResult
-from harness.mutants import load_mutants
+from harness.grade.gradebook import CSV_NAME, Gradebook
+from harness.lab.engine import LabResult, MutantRow
+from harness.engine.results import Kind, Outcome, RunResult, TestResult
+from harness.engine.mutants import load_mutants
 from harness.report.common import cases_line, replay_command, run_cases_line, run_replay
 from harness.report.gradescope import to_gradescope
 from harness.report.json_report import to_json_text

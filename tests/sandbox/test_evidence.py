@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.course import load_course
-from harness.loading import module_from_source, reference_target
+from harness.engine.course import load_course
+from harness.engine.own_code import module_from_source, reference_target
 from harness.sandbox.capture import KEPT, Capture, Stream
 from harness.sandbox.codec import (
     MAX_FRAMES,
@@ -32,7 +32,7 @@ from harness.sandbox.codec import (
     encode_error,
 )
 from harness.sandbox.isolated import IsolatedTarget, _chunk
-from harness.target import InProcessTarget, TargetCrashed, TargetError
+from harness.engine.target import InProcessTarget, TargetCrashed, TargetError
 
 FILE = "tinyllm/prob/rejection.py"
 

@@ -13,9 +13,9 @@ import types
 import numpy as np
 import pytest
 
-from harness.course import REPO_ROOT, load_course
-from harness.model import CaseInfo, Kind, Outcome
-from harness.runner import run_case
+from harness.engine.course import REPO_ROOT, load_course
+from harness.engine.results import CaseInfo, Kind, Outcome
+from harness.engine.runner import run_case
 from harness.sandbox.invoke import (
     EXITED,
     RAISED,
@@ -24,7 +24,7 @@ from harness.sandbox.invoke import (
     invoke,
     invoke_encoded,
 )
-from harness.target import InProcessTarget, TargetTimedOut
+from harness.engine.target import InProcessTarget, TargetTimedOut
 
 LOOPING = '''
 import numpy as np
@@ -103,10 +103,10 @@ def test_a_looping_map_finishes_in_a_fresh_process():
     code = textwrap.dedent(f'''
         import sys, types, textwrap
         sys.path.insert(0, {str(REPO_ROOT)!r})
-        from harness.course import load_course
-        from harness.model import CaseInfo, Kind
-        from harness.runner import run_case
-        from harness.target import InProcessTarget
+        from harness.engine.course import load_course
+        from harness.engine.results import CaseInfo, Kind
+        from harness.engine.runner import run_case
+        from harness.engine.target import InProcessTarget
         module = types.ModuleType("looping")
         exec({LOOPING!r}, module.__dict__)
         target = InProcessTarget("looping", module, ("spin",), {{}})
@@ -121,7 +121,7 @@ def test_a_looping_map_finishes_in_a_fresh_process():
 
 
 def test_timeout_error_class_is_what_the_alarm_raises():
-    from harness.runner import alarm
+    from harness.engine.runner import alarm
 
     with pytest.raises(TargetTimedOut), alarm(0.2):
         while True:

@@ -9,10 +9,10 @@ import time
 
 import pytest
 
-import harness.mutants
-from harness.check import CheckRequest, run_check
-from harness.lab import run_lab
-from harness.model import Outcome
+import harness.engine.mutants
+from harness.engine.check import CheckRequest, run_check
+from harness.lab.engine import run_lab
+from harness.engine.results import Outcome
 from harness.sandbox.isolated import Limits
 
 LOOPING = '''id = "x98"
@@ -36,9 +36,9 @@ replace = """while z == 0.0:
 def library(tmp_path, monkeypatch):
     root = tmp_path / "mutants"
     (root / "M07.6").mkdir(parents=True)
-    shutil.copy(harness.mutants.mutants_dir() / "M07.6" / "s01.toml", root / "M07.6")
+    shutil.copy(harness.engine.mutants.mutants_dir() / "M07.6" / "s01.toml", root / "M07.6")
     (root / "M07.6" / "x98.toml").write_text(LOOPING)
-    monkeypatch.setattr(harness.mutants, "mutants_dir", lambda: root)
+    monkeypatch.setattr(harness.engine.mutants, "mutants_dir", lambda: root)
     return root
 
 

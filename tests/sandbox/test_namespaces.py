@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from harness.target import TargetError
+from harness.engine.target import TargetError
 
 PROBES = '''
 import ctypes, os, socket

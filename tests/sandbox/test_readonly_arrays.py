@@ -10,10 +10,10 @@ import textwrap
 import numpy as np
 import pytest
 
-from harness.loading import module_from_source
+from harness.engine.own_code import module_from_source
 from harness.sandbox.codec import decode, encode
 from harness.sandbox.isolated import IsolatedTarget
-from harness.target import ContractViolation, InProcessTarget
+from harness.engine.target import ContractViolation, InProcessTarget
 
 SOURCE = '''
 import numpy as np

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.course import REFERENCE_DIR
+from harness.engine.course import REFERENCE_DIR
 from harness.errors import HarnessError
 from harness.sandbox import staging
 from harness.sandbox.fs import remove_tree

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.target import ContractViolation
+from harness.engine.target import ContractViolation
 
 TAMPER = '''
 import gc, operator

@@ -13,7 +13,7 @@ generator, with a named ALPHA each.
 Every seed a test draws the target's words from, and the seed of the random (seed, stream) pairs,
 is ``case_seed(PUBLIC, "m06_3.<family>")``: the constant written in the test under the public cases
 (``ol check``'s default, the lab), a hidden 64-bit seed derived from the run seed otherwise
-(``harness.seeding``). Published vectors, the ends of the ranges and the seeds solved for given
+(``harness.engine.seeding``). Published vectors, the ends of the ranges and the seeds solved for given
 words are the same in every run.
 
 Longer than 400 lines: one catalog, one file, so the table order and the file order agree.
@@ -27,10 +27,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from harness.catalog import case
-from harness.catalogs.support import CatalogFailure, expect, fmt
-from harness.seeding import case_seed
-from harness.sources import HarnessPCG32
+from harness.catalogs.metadata import case
+from harness.catalogs.checks import CatalogFailure, expect, fmt
+from harness.engine.seeding import case_seed
+from harness.engine.uniforms import HarnessPCG32
 
 MULTIPLIER = 6364136223846793005
 MASK64 = (1 << 64) - 1

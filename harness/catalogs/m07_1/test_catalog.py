@@ -3,7 +3,7 @@
 Every test takes a ``target`` and calls the module only through it, so the same test judges the
 reference, a mutant, or a student's isolated worker. Exact before sampled: the output law is
 enumerated with Fractions over the intervals of ``u`` on which the contract's answer is constant
-(``harness.exact``); only the chi-square samples, from the harness's own PCG32, with a named ALPHA.
+(``harness.engine.exact``); only the chi-square samples, from the harness's own PCG32, with a named ALPHA.
 Expectations come from the harness's own inverse CDF (``contract_id``), never from the code under
 test; wrong answers are matched against the plausible wrong inverse CDFs (``VARIANTS``) so that a
 failure names the pitfall it looks like.
@@ -11,7 +11,7 @@ failure names the pitfall it looks like.
 Every randomised family of cases (random distributions, the chi-square's draws, the searched
 discriminating inputs) draws from ``case_seed(PUBLIC_SEED, "m07_1.<family>")``: the constant
 below under the public cases (``ol check``'s default, the lab), hidden cases derived from the run
-seed otherwise (``harness.seeding``). Hand-picked inputs are the same in every run.
+seed otherwise (``harness.engine.seeding``). Hand-picked inputs are the same in every run.
 
 Longer than 400 lines: one catalog, one file, so the table order and the file order agree.
 """
@@ -25,8 +25,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from harness.catalog import case
-from harness.catalogs.support import (
+from harness.catalogs.metadata import case
+from harness.catalogs.checks import (
     CatalogFailure,
     called,
     expect,
@@ -34,7 +34,7 @@ from harness.catalogs.support import (
     law_table,
     merge_small,
 )
-from harness.exact import (
+from harness.engine.exact import (
     SCALE,
     ULP,
     categorical_intervals,
@@ -42,9 +42,9 @@ from harness.exact import (
     running_sums,
     u_of,
 )
-from harness.seeding import case_seed
-from harness.sources import HarnessPCG32
-from harness.target import ContractViolation
+from harness.engine.seeding import case_seed
+from harness.engine.uniforms import HarnessPCG32
+from harness.engine.target import ContractViolation
 
 FN = "sample_categorical"
 HAND = [0.25, 0.0, 0.5, 0.25]  # CDF [1/4, 1/4, 3/4, 1]: id 1 has probability 0
@@ -58,7 +58,7 @@ CHI_SQUARE_ALPHA = 1e-6
 ENUMERATION_SEED = 71
 PROPERTY_SEED = 17
 # Imported inside the chi-square test, so that `ol check -k` on other tests stays fast; a whole
-# isolated check imports them while its worker starts (harness.check.isolated_target).
+# isolated check imports them while its worker starts (harness.engine.check.isolated_target).
 LAZY_IMPORTS = ("scipy.stats",)
 
 

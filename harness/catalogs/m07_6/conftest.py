@@ -2,8 +2,8 @@
 
 import pytest
 
-from harness.course import load_course
-from harness.loading import reference_target
+from harness.engine.course import load_course
+from harness.engine.own_code import reference_target
 
 
 @pytest.fixture(scope="session")

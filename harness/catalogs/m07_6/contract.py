@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from harness.catalogs.support import fmt
-from harness.exact import SCALE, ULP, Interval, categorical_intervals, count_below, u_of
+from harness.catalogs.checks import fmt
+from harness.engine.exact import SCALE, ULP, Interval, categorical_intervals, count_below, u_of
 
 # A boundary moved by more than float64 rounding but at most this much is narrow arithmetic
 # (float32 moves it by about 2**-24 relative, bfloat16 by about 2**-8); a wrong formula moves it

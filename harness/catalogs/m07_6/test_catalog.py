@@ -2,7 +2,7 @@
 
 Every test takes a ``target`` and calls the module only through it, so the same test judges the
 reference, a mutant, or a student's isolated worker. Exact before sampled: the statistical tests
-enumerate the law of the code under test with Fractions (``harness.exact``) wherever the chapter
+enumerate the law of the code under test with Fractions (``harness.engine.exact``) wherever the chapter
 says "enumerated exactly"; only the chi-square and the geometric tries test sample, from the
 harness's own PCG32 at fixed seeds, with a named ALPHA.
 
@@ -17,7 +17,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from harness.catalog import case
+from harness.catalogs.metadata import case
 from harness.catalogs.m07_1.test_catalog import pairwise_edge_cases
 from harness.catalogs.m07_6.contract import (
     TooManyPieces,
@@ -43,7 +43,7 @@ from harness.catalogs.m07_6.contract import (
     step_value,
     sum_problem,
 )
-from harness.catalogs.support import (
+from harness.catalogs.checks import (
     CatalogFailure,
     called,
     expect,
@@ -52,10 +52,10 @@ from harness.catalogs.support import (
     law_table,
     merge_small,
 )
-from harness.exact import SCALE, ULP, categorical_intervals, count_below, split_at, u_of
-from harness.seeding import case_seed
-from harness.sources import HarnessPCG32, PCGSource, ScriptedSource
-from harness.target import show_args
+from harness.engine.exact import SCALE, ULP, categorical_intervals, count_below, split_at, u_of
+from harness.engine.seeding import case_seed
+from harness.engine.uniforms import HarnessPCG32, PCGSource, ScriptedSource
+from harness.engine.target import show_args
 
 # Section 3's worked example.
 P_HAND = [0.5, 0.25, 0.25, 0.0]
@@ -72,7 +72,7 @@ GEOMETRIC_SAMPLES = 1_000
 GEOMETRIC_SIGMAS = 5.0
 EIGHTHS_SEED = 8
 # Imported inside the chi-square test, so that `ol check -k` on other tests stays fast; a whole
-# isolated check imports them while its worker starts (harness.check.isolated_target).
+# isolated check imports them while its worker starts (harness.engine.check.isolated_target).
 LAZY_IMPORTS = ("scipy.stats",)
 # Non-numbers: a TypeError is as right as a ValueError for them (the contract's argument rules).
 NOT_NUMBERS = (None, "0.5")
@@ -834,7 +834,7 @@ def test_speculative_output_is_exactly_p(target):
 
 def chi_square_inputs() -> tuple[list[float], list[float]]:
     """Arbitrary (not dyadic) p and q on 8 ids with TV(p, q) about 0.3, one zero in p (id 5),
-    drawn from the run's cases (``harness.seeding``)."""
+    drawn from the run's cases (``harness.engine.seeding``)."""
     gen = HarnessPCG32(case_seed(CHI_SQUARE_SEED, "m07_6.chi_square.inputs"), 76)
     w = [0.2 + gen.uniform() for _ in range(8)]
     v = [0.2 + gen.uniform() ** 2 for _ in range(8)]

@@ -1,0 +1,100 @@
+"""What catalog tests share: failures that carry a pitfall, and readable values."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from harness.engine.target import show_args
+
+
+class CatalogFailure(AssertionError):
+    """A catalog check that failed; ``pitfall`` is the chapter's pitfall this failure matches."""
+
+    def __init__(self, message: str, pitfall: int | None = None) -> None:
+        super().__init__(message)
+        self.pitfall = pitfall
+
+
+def expect(condition: bool, message: str, pitfall: int | None = None) -> None:
+    if not condition:
+        raise CatalogFailure(message, pitfall)
+
+
+def called(fn: str, args: Sequence[Any]) -> str:
+    return f"{fn}({show_args(args)})"
+
+
+def fmt(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return np.array2string(value, separator=", ", precision=17, threshold=20)
+    if isinstance(value, Fraction):
+        return f"{value} (= {float(value):.17g})" if value.denominator != 1 else str(value)
+    if isinstance(value, BaseException):
+        remote = getattr(value, "remote", None)  # a class the harness does not rebuild
+        if remote is not None:
+            return f"raised {remote}"
+        return f"raised {type(value).__name__}: {value}"
+    return repr(value)
+
+
+def law_table(observed: dict[int, Any], expected: dict[int, Any]) -> str:
+    """Per-id observed vs expected, one line each."""
+    ids = sorted(set(observed) | set(expected))
+    return "\n".join(
+        f"    id {i}: observed {fmt(observed.get(i, 0))}, expected {fmt(expected.get(i, 0))}"
+        for i in ids
+    )
+
+
+def returns_value(result: Any, what: str, pitfall: int | None = None) -> Any:
+    """The value of a ``Target.map`` result, or a failure saying what it raised instead."""
+    if result.error is not None:
+        raise CatalogFailure(f"{what} raised {type(result.error).__name__}: {result.error}; "
+                             "expected a value", pitfall)
+    return result.value
+
+
+def impossible_draws(counts, expected) -> list[int]:
+    """The ids drawn at least once although their expected count is 0 (probability 0)."""
+    return [i for i, (o, e) in enumerate(zip(counts, expected, strict=True)) if e == 0 and o > 0]
+
+
+def impossible_words(counts, expected) -> str:
+    """What ``impossible_draws`` found, in words (empty when nothing impossible was drawn)."""
+    ids = impossible_draws(counts, expected)
+    return "; ".join(f"id {i} was drawn {counts[i]} time{'s' if counts[i] != 1 else ''} although its "
+                     "probability is 0" for i in ids)
+
+
+def merge_small(counts, expected, minimum: float = 5.0):
+    """Pool every category expected below ``minimum`` (but above 0) into one (the chi-square's
+    usual rule); the pool joins the smallest other category if it stays below ``minimum``.
+
+    Categories expected 0 are never pooled: they are left out, since a chi-square cannot see a
+    draw there. A single such draw is impossible under the law and fails outright; the caller
+    checks ``impossible_draws`` first (ValueError here if it did not).
+    """
+    if impossible_draws(counts, expected):
+        raise ValueError("impossible draws reach the chi-square: check impossible_draws first")
+    obs, exp, pool_o, pool_e = [], [], 0, 0.0
+    for o, e in zip(counts, expected, strict=True):
+        if e == 0:
+            continue
+        if e < minimum:
+            pool_o, pool_e = pool_o + o, pool_e + e
+        else:
+            obs.append(o)
+            exp.append(e)
+    if pool_e > 0:
+        if pool_e < minimum and exp:
+            i = int(np.argmin(exp))
+            exp[i], obs[i] = exp[i] + pool_e, obs[i] + pool_o
+        else:
+            obs.append(pool_o)
+            exp.append(pool_e)
+    exp = np.array(exp) * (sum(obs) / sum(exp))
+    return np.array(obs, dtype=float), exp

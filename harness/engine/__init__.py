@@ -1,0 +1,1 @@
+"""The engine: the course model, catalog runner and targets, exact enumeration, uniforms and typed results."""

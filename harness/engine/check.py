@@ -1,0 +1,312 @@
+"""``ol check``: one catalog against one target, and the record of passes that ``ol diff`` reads."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import datetime as dt
+import importlib
+import json
+import os
+import secrets
+import stat
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.engine.course import Course, Module, load_course
+from harness.diagnosis.record import Recorder
+from harness.errors import HarnessError
+from harness.engine.results import RunResult, TestResult
+from harness.engine.runner import IN_PROCESS_TEST_LIMIT_S, run_catalog
+from harness.sandbox.fs import remove_tree
+from harness.engine.seeding import HINT, MAX_SEED, is_run_seed
+from harness.engine.target import Target
+from harness.engine.workspace import (
+    Workspace,
+    check_dependencies,
+    check_module_file,
+    content_hash,
+    prepare_overlay,
+)
+
+PASSES_FILE = ".ol/passes.json"
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    module_id: str
+    workspace: str | None = None  # --workspace, or None for the default
+    target: str = "student"  # "student" | "reference" | a mutant id
+    ref_deps: bool = False
+    pattern: str | None = None
+    limits: object | None = None  # harness.sandbox.isolated.Limits
+    diagnose: bool = True  # after a failure, name the known mistake the code behaves like
+    seed: int | None = None  # the run seed of the randomised cases; None: the public cases
+
+    def __post_init__(self) -> None:
+        check_seed(self.seed)
+
+
+def check_seed(seed: object) -> int | None:
+    """``seed`` if it is a run seed (``harness.engine.seeding``) or None (the public cases); else the
+    one-line error ``--seed`` gives (a request built otherwise than by the CLI is checked too)."""
+    if seed is None or is_run_seed(seed):
+        return seed
+    raise HarnessError(f"--seed must be 'public' or an integer from 0 to {MAX_SEED}, got {seed!r}",
+                       HINT)
+
+
+def import_lazily_used(module: Module) -> None:
+    """The catalog and what its tests import only when they run (its ``LAZY_IMPORTS``)."""
+    with contextlib.suppress(Exception):  # the test that needs it imports it again, and reports
+        catalog = importlib.import_module(module.catalog_module)
+        for name in getattr(catalog, "LAZY_IMPORTS", ()):
+            importlib.import_module(name)
+
+
+@contextlib.contextmanager
+def isolated_target(ws: Workspace, module: Module, course: Course, ref_deps: bool,
+                    limits: object | None, whole_catalog: bool = False) -> Iterator[Target]:
+    """A worker for the student's code, with its overlay removed afterwards.
+
+    The worker starts at once (an interpreter, numpy, the student's import: about 0.2 s); when the
+    whole catalog is about to run, the parent meanwhile imports what its tests will need anyway
+    (scipy.stats for the chi-square: about 1 s), instead of waiting idle for the worker first.
+    """
+    from harness.sandbox.isolated import IsolatedTarget
+
+    overlay = prepare_overlay(ws, module, course, ref_deps)
+    target = None
+    try:
+        target = IsolatedTarget(f"workspace {ws.root}", overlay, module.import_name,
+                                module.functions, course.returns, limits)
+        if whole_catalog:
+            import_lazily_used(module)
+        status = target.import_status()
+        if status is not None and status.kind in ("syntax", "import"):
+            where = f"{ws.relative(module)}, line {status.line}: " if status.line else ""
+            raise HarnessError(f"importing {module.import_name} failed: {where}{status.message}",
+                               "fix the import, then run ol check again")
+        yield target
+    finally:
+        if target is not None:
+            target.close()
+        remove_tree(overlay.parent)
+
+
+@contextlib.contextmanager
+def open_target(request: CheckRequest, ws: Workspace | None) -> Iterator[Target]:
+    """The target a check runs against: the reference, a mutant (in-process), or the workspace."""
+    course = load_course()
+    module = course.module(request.module_id)
+    if request.target == "reference":
+        from harness.engine.own_code import reference_target
+
+        yield reference_target(module)
+    elif request.target == "student":
+        assert ws is not None
+        check_module_file(ws, module)
+        check_dependencies(ws, module, course, request.ref_deps)
+        with isolated_target(ws, module, course, request.ref_deps, request.limits,
+                             whole_catalog=request.pattern is None) as target:
+            yield target
+    else:
+        from harness.lab.engine import mutant_target
+        from harness.engine.mutants import find_mutant
+
+        yield mutant_target(find_mutant(module.id, request.target), module)
+
+
+def run_check(request: CheckRequest, ws: Workspace | None,
+              on_result: Callable[[TestResult], None] | None = None) -> RunResult:
+    course = load_course()
+    module = course.module(request.module_id)
+    label = str(ws.root) if ws is not None else request.target
+    with open_target(request, ws) as target:
+        # The worker enforces its own limits; in process, the runner's alarm bounds each test.
+        limit = None if request.target == "student" else getattr(
+            request.limits, "test_timeout_s", IN_PROCESS_TEST_LIMIT_S)
+        recorder = Recorder() if request.diagnose else None
+        result = run_catalog(module, target, label, request.pattern, limit, on_result, recorder,
+                             seed=request.seed)
+        target.recorder = None
+    if not result.tests:
+        raise HarnessError(f"-k {request.pattern!r} selects no test of {module.id}",
+                           f"`ol tests {module.id}` lists the test names")
+    if recorder is not None and result.failed:
+        result = with_diagnosis(module, result, recorder)
+    return result
+
+
+def with_diagnosis(module: Module, result: RunResult, recorder: Recorder) -> RunResult:
+    """``result`` with its diagnosis; the verdict stands even if the diagnosis itself fails."""
+    from harness.diagnosis.engine import diagnose
+
+    try:
+        found = diagnose(module, result, recorder)
+    except Exception as exc:  # noqa: BLE001 - a diagnosis is advice; the verdict is decided
+        note = f"ol could not diagnose this run ({type(exc).__name__}: {exc}); the verdict stands"
+        return dataclasses.replace(result, notes=(*result.notes, note))
+    return dataclasses.replace(result, diagnosis=found)
+
+
+# -- the record of passes, for ``ol diff`` -------------------------------------------------------
+#
+# ``<workspace>/.ol/passes.json`` is written by the harness's own process (as root, in grading) in
+# a folder the student owns, so it is read and written only through directory descriptors and
+# ``O_NOFOLLOW``: a ``.ol`` or ``passes.json`` that is a symbolic link, a FIFO or a device is
+# refused (one line, exit 2; ``ol check`` asks before its run, so no verdict is lost), never
+# followed, never opened (``lstat`` first; a FIFO would block the read forever).
+
+PASSES_DIR, PASSES_NAME = PASSES_FILE.split("/")
+MAX_PASSES_BYTES = 1 << 20  # far more than any record; a bigger file is not ours
+
+
+def _passes_path(ws: Workspace) -> Path:
+    return ws.root / PASSES_FILE
+
+
+def _refusal(shown: str, what: str) -> HarnessError:
+    return HarnessError(f"{shown} is {what}", "ol records its passes there and follows no link, "
+                        "opens no special file: remove it; the next passing ol check recreates it")
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISREG, "a regular file"),
+                       (stat.S_ISDIR, "a directory"),
+                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _lstat_at(name: str, dir_fd: int) -> os.stat_result | None:
+    try:
+        return os.lstat(name, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return None
+
+
+def _open_passes_dir(ws: Workspace, create: bool) -> int | None:
+    """A descriptor of ``.ol`` (created when ``create``), or None when it does not exist.
+
+    A ``.ol`` that is a link or not a directory is a ``HarnessError``; so is one swapped for a
+    link between the check and the open (``O_NOFOLLOW``)."""
+    shown = str(ws.root / PASSES_DIR)
+    root_fd = os.open(ws.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        info = _lstat_at(PASSES_DIR, root_fd)
+        if info is None and create:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(PASSES_DIR, 0o755, dir_fd=root_fd)
+            info = _lstat_at(PASSES_DIR, root_fd)
+        if info is None:
+            return None
+        if not stat.S_ISDIR(info.st_mode):
+            raise _refusal(shown, _kind(info.st_mode) + ("" if stat.S_ISLNK(info.st_mode)
+                                                         else ", not a directory"))
+        try:
+            return os.open(PASSES_DIR, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                           dir_fd=root_fd)
+        except OSError as exc:  # ELOOP, ENOTDIR: swapped meanwhile
+            raise _refusal(shown, "no longer a directory") from exc
+    finally:
+        os.close(root_fd)
+
+
+def _check_passes_file(ws: Workspace, dir_fd: int) -> os.stat_result | None:
+    info = _lstat_at(PASSES_NAME, dir_fd)
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        raise _refusal(str(_passes_path(ws)), _kind(info.st_mode))
+    return info
+
+
+def check_passes_store(ws: Workspace) -> None:
+    """Refuse, before a run, a ``.ol`` or ``passes.json`` ol could not use safely (one line)."""
+    dir_fd = _open_passes_dir(ws, create=False)
+    if dir_fd is not None:
+        try:
+            _check_passes_file(ws, dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def load_passes(ws: Workspace) -> dict:
+    """The record, ``{}`` when there is none or it is unreadable; a ``HarnessError`` when ``.ol``
+    or ``passes.json`` is a link or a special file (neither is followed nor opened)."""
+    dir_fd = _open_passes_dir(ws, create=False)
+    if dir_fd is None:
+        return {}
+    try:
+        info = _check_passes_file(ws, dir_fd)
+        if info is None:
+            return {}
+        try:
+            fd = os.open(PASSES_NAME, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                         dir_fd=dir_fd)
+        except OSError:
+            return {}  # gone, or swapped for a link meanwhile (ELOOP): no record
+        with os.fdopen(fd, "rb") as fh:
+            now = os.fstat(fh.fileno())
+            if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (info.st_dev, info.st_ino):
+                return {}
+            raw = fh.read(MAX_PASSES_BYTES + 1)
+        data = json.loads(raw.decode("utf-8")) if len(raw) <= MAX_PASSES_BYTES else None
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+    finally:
+        os.close(dir_fd)
+
+
+def record_pass(ws: Workspace, module: Module, source: str) -> str | None:
+    """Remember that exactly this content of the module passed its whole catalog.
+
+    Returns None (recorded, or recorded already), or why nothing was recorded (a read-only
+    workspace, a ``.ol`` turned into a link during the run): the verdict stands either way, and
+    ``ol diff`` asks for a pass again.
+    """
+    try:
+        passes = load_passes(ws)
+        entry = passes.setdefault(module.id, {})
+        if content_hash(source) in entry:
+            return None  # recorded already: the first pass's time is kept
+        entry[content_hash(source)] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        _write_passes(ws, json.dumps(passes, indent=2) + "\n")
+    except HarnessError as exc:
+        return exc.message
+    except OSError as exc:
+        return f"cannot write {_passes_path(ws)}: {exc.strerror or exc}"
+    return None
+
+
+def _write_passes(ws: Workspace, text: str) -> None:
+    """A temporary file in ``.ol``, fsynced, renamed over ``passes.json``: all through ``.ol``'s
+    descriptor, created ``O_EXCL | O_NOFOLLOW`` (the rename replaces a link, never follows it)."""
+    dir_fd = _open_passes_dir(ws, create=True)
+    assert dir_fd is not None
+    tmp = f".{PASSES_NAME}.{secrets.token_hex(8)}.tmp"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o644, dir_fd=dir_fd)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(text.encode("utf-8"))
+                fh.flush()
+                os.fsync(fh.fileno())
+            _check_passes_file(ws, dir_fd)
+            os.replace(tmp, PASSES_NAME, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dir_fd)
+            raise
+        with contextlib.suppress(OSError):
+            os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def has_passed(ws: Workspace, module: Module, source: str) -> bool:
+    return content_hash(source) in load_passes(ws).get(module.id, {})

@@ -1,0 +1,122 @@
+"""The course description (``course.toml``) as typed objects, and the project's fixed paths."""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.errors import HarnessError
+
+PACKAGE_DIR = Path(__file__).resolve().parent.parent  # harness/, which holds course.toml
+REPO_ROOT = PACKAGE_DIR.parent
+REFERENCE_DIR = REPO_ROOT / "reference"
+REFERENCE_PYTHON = REFERENCE_DIR / "python"
+MUTANTS_DIR = REPO_ROOT / "mutants"
+STUDENT_DIR = REPO_ROOT / "student"
+REPORTS_DIR = REPO_ROOT / "reports"
+
+
+@dataclass(frozen=True)
+class Module:
+    """One course module: the file a student writes, its functions and what it needs."""
+
+    id: str
+    title: str
+    file: str  # relative to a workspace's python/ directory
+    contract: str  # relative to reference/
+    catalog: str  # package name under harness/catalogs/
+    needs: tuple[str, ...]
+    rung: str
+    functions: tuple[str, ...]
+    pitfalls: dict[int, str]
+    chapter_pitfalls: int = 0  # pitfalls 1..N are the chapter's section 5 table; the rest are ol's
+    violation_pitfalls: dict[str, int] = field(default_factory=dict)  # "mutated"/"aliased" -> N
+
+    @property
+    def import_name(self) -> str:
+        """The dotted module name, e.g. ``tinyllm.prob.rejection``."""
+        return self.file.removesuffix(".py").replace("/", ".")
+
+    @property
+    def catalog_module(self) -> str:
+        return f"harness.catalogs.{self.catalog}.test_catalog"
+
+    def pitfall_text(self, number: int | None) -> str:
+        if number is None:
+            return ""
+        return self.pitfalls.get(number, f"pitfall {number}")
+
+    def is_chapter_pitfall(self, number: int) -> bool:
+        return 1 <= number <= self.chapter_pitfalls
+
+    def pitfall_label(self, number: int | None) -> str:
+        """``pitfall 3`` for the chapter's own table (section 5), ``ol pitfall 9`` for ol's."""
+        if number is None:
+            return ""
+        return f"pitfall {number}" if self.is_chapter_pitfall(number) else f"ol pitfall {number}"
+
+
+@dataclass(frozen=True)
+class Course:
+    modules: dict[str, Module]
+    milestones: dict[str, tuple[str, ...]]
+    milestone_titles: dict[str, str]
+    returns: dict[str, str]
+
+    def module(self, module_id: str) -> Module:
+        try:
+            return self.modules[module_id]
+        except KeyError:
+            known = ", ".join(sorted(self.modules))
+            raise HarnessError(f"unknown module '{module_id}'", f"known modules: {known}") from None
+
+    def milestone(self, name: str) -> tuple[str, ...]:
+        try:
+            return self.milestones[name]
+        except KeyError:
+            known = ", ".join(sorted(self.milestones))
+            raise HarnessError(f"unknown milestone '{name}'", f"known milestones: {known}") from None
+
+    def dependency_order(self, module_ids: tuple[str, ...]) -> list[str]:
+        """``module_ids`` with every module after the modules it needs."""
+        order: list[str] = []
+
+        def visit(mid: str) -> None:
+            if mid in order:
+                return
+            for dep in self.module(mid).needs:
+                visit(dep)
+            order.append(mid)
+
+        for mid in module_ids:
+            visit(mid)
+        return [m for m in order if m in module_ids]
+
+
+@functools.cache
+def load_course(path: Path = PACKAGE_DIR / "course.toml") -> Course:
+    """Parse ``course.toml`` once per process."""
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    pitfalls = data.get("pitfalls", {})
+    modules = {
+        mid: Module(
+            id=mid,
+            title=m["title"],
+            file=m["file"],
+            contract=m["contract"],
+            catalog=m["catalog"],
+            needs=tuple(m.get("needs", ())),
+            rung=m.get("rung", "R0"),
+            functions=tuple(m["functions"]),
+            pitfalls={int(k): v for k, v in pitfalls.get(mid, {}).items()},
+            chapter_pitfalls=int(data.get("chapter_pitfalls", {}).get(mid, 0)),
+            violation_pitfalls={k: int(v) for k, v in
+                                data.get("violation_pitfalls", {}).get(mid, {}).items()},
+        )
+        for mid, m in data["modules"].items()
+    }
+    milestones = {k: tuple(v["modules"]) for k, v in data.get("milestones", {}).items()}
+    titles = {k: v.get("title", k) for k, v in data.get("milestones", {}).items()}
+    return Course(modules, milestones, titles, dict(data.get("returns", {})))

@@ -1,0 +1,45 @@
+"""Loading our own code (the reference, a mutant) into this process, and building targets for it."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from types import ModuleType
+
+from harness.engine.course import REFERENCE_PYTHON, Module, load_course
+from harness.engine.target import InProcessTarget
+
+
+def ensure_reference_path() -> None:
+    """Put the reference workspace first on ``sys.path`` so ``tinyllm`` is ours."""
+    path = str(REFERENCE_PYTHON)
+    if sys.path[:1] != [path]:
+        if path in sys.path:
+            sys.path.remove(path)
+        sys.path.insert(0, path)
+
+
+def load_reference(module: Module) -> ModuleType:
+    ensure_reference_path()
+    return importlib.import_module(module.import_name)
+
+
+def module_from_source(name: str, source: str, filename: str) -> ModuleType:
+    """Execute ``source`` as a fresh module ``name`` (not registered under the real name)."""
+    ensure_reference_path()
+    spec = importlib.util.spec_from_loader(name, loader=None, origin=filename)
+    mod = importlib.util.module_from_spec(spec)
+    mod.__file__ = filename
+    code = compile(source, filename, "exec")
+    sys.modules[name] = mod
+    try:
+        exec(code, mod.__dict__)  # noqa: S102 - our own reference or mutant source
+    finally:
+        sys.modules.pop(name, None)
+    return mod
+
+
+def reference_target(module: Module) -> InProcessTarget:
+    course = load_course()
+    return InProcessTarget("reference", load_reference(module), module.functions, course.returns)

@@ -1,0 +1,219 @@
+"""The typed result model: what a run, a lab and an audit produce, and what reporters format.
+
+One JSON shape per result, with a format version; ``to_json``/``from_json`` round-trip.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+FORMAT_VERSION = 1
+
+
+class Kind(str, enum.Enum):
+    UNIT = "unit"
+    BOUNDARY = "boundary"
+    PROPERTY = "property"
+    STATISTICAL = "statistical"
+
+
+class Outcome(str, enum.Enum):
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    CRASHED = "crashed"
+
+
+@dataclass(frozen=True)
+class CaseInfo:
+    """A catalog test's metadata, set on the test function by ``harness.catalogs.metadata.case``."""
+
+    name: str
+    kind: Kind
+    checks: str
+    why: str
+    pitfalls: tuple[int, ...] = ()
+    kills: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["kind"] = self.kind.value
+        d["pitfalls"], d["kills"] = list(self.pitfalls), list(self.kills)
+        return d
+
+
+# Why a test failed, in plain words. Only a wrong answer can name a pitfall; the others are the
+# code's own trouble (it crashed, exited, hung, is not written yet, or raised a programming error).
+WRONG, RAISED, CRASHED, EXITED, TIMED_OUT, NOT_IMPLEMENTED = (
+    "wrong", "raised", "crashed", "exited", "timeout", "not_implemented")
+CATEGORIES = (WRONG, RAISED, CRASHED, EXITED, TIMED_OUT, NOT_IMPLEMENTED)
+
+
+@dataclass(frozen=True)
+class TraceFrame:
+    """One frame of a traceback in the student's own files (pytest's ``--tb=short``)."""
+
+    file: str  # relative to the workspace, e.g. python/tinyllm/prob/rejection.py
+    line: int
+    function: str
+    source: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> TraceFrame:
+        return cls(str(d["file"]), int(d["line"]), str(d["function"]), str(d.get("source", "")))
+
+
+@dataclass(frozen=True)
+class TestResult:
+    __test__ = False  # not a pytest test class
+
+    name: str
+    kind: Kind
+    outcome: Outcome
+    duration_s: float
+    message: str = ""
+    pitfall: int | None = None
+    pitfall_text: str = ""
+    category: str = ""  # one of CATEGORIES when the test did not pass
+    pitfall_label: str = ""  # "pitfall 3" (the chapter's) or "ol pitfall 9" (ol's own)
+    output: str = ""  # what the code under test printed during the test (capped)
+    output_dropped: int = 0  # characters of output not kept
+    frames: tuple[TraceFrame, ...] = ()  # where the code under test raised, in its own files
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome is Outcome.PASSED
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind.value,
+            "outcome": self.outcome.value,
+            "duration_s": round(self.duration_s, 6),
+            "message": self.message,
+            "pitfall": self.pitfall,
+            "pitfall_text": self.pitfall_text,
+            "category": self.category,
+            "pitfall_label": self.pitfall_label,
+            "output": self.output,
+            "output_dropped": self.output_dropped,
+            "frames": [f.to_json() for f in self.frames],
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> TestResult:
+        return cls(
+            name=d["name"],
+            kind=Kind(d["kind"]),
+            outcome=Outcome(d["outcome"]),
+            duration_s=float(d["duration_s"]),
+            message=d.get("message", ""),
+            pitfall=d.get("pitfall"),
+            pitfall_text=d.get("pitfall_text", ""),
+            category=d.get("category", ""),
+            pitfall_label=d.get("pitfall_label", ""),
+            output=d.get("output", ""),
+            output_dropped=int(d.get("output_dropped", 0)),
+            frames=tuple(TraceFrame.from_json(f) for f in d.get("frames", ())),
+        )
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """One explanation of a failing run, best first: which mistake the code behaves like.
+
+    ``kind`` is ``pitfall`` (a known mistake explains ``explained`` of the ``differing`` calls
+    where the code's answers differ from the contract's), ``unexplained`` (differences no known
+    mistake explains), ``failed`` (a check failed without a differing call to show), or one of
+    the plain categories (crashed, exited, timeout, not_implemented, raised).
+    """
+
+    kind: str
+    text: str
+    pitfall: int | None = None
+    label: str = ""
+    also: tuple[int, ...] = ()  # other pitfalls whose mutants explain the same calls as well
+    mutants: tuple[str, ...] = ()  # the mutants of ol's library that behave like this
+    explained: int = 0
+    differing: int = 0
+    evidence: tuple[str, ...] = ()  # a few calls: what the code answered, what the contract gives
+
+    @property
+    def pitfalls(self) -> tuple[int, ...]:
+        return ((self.pitfall,) if self.pitfall is not None else ()) + self.also
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["also"], d["mutants"], d["evidence"] = list(self.also), list(self.mutants), list(self.evidence)
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Diagnosis:
+        return cls(kind=d["kind"], text=d["text"], pitfall=d.get("pitfall"),
+                   label=d.get("label", ""), also=tuple(d.get("also", ())),
+                   mutants=tuple(d.get("mutants", ())), explained=int(d.get("explained", 0)),
+                   differing=int(d.get("differing", 0)), evidence=tuple(d.get("evidence", ())))
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """One catalog run against one target."""
+
+    module: str
+    workspace: str
+    target: str
+    tests: tuple[TestResult, ...]
+    duration_s: float = 0.0
+    notes: tuple[str, ...] = field(default=())
+    diagnosis: tuple[Diagnosis, ...] = field(default=())
+    seed: int | None = None  # the run seed of the randomised cases; None: the public cases
+
+    @property
+    def passed(self) -> int:
+        return sum(t.ok for t in self.tests)
+
+    @property
+    def failed(self) -> int:
+        return len(self.tests) - self.passed
+
+    @property
+    def verdict(self) -> str:
+        return "pass" if self.tests and self.failed == 0 else "fail"
+
+    def failures(self) -> list[TestResult]:
+        return [t for t in self.tests if not t.ok]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format_version": FORMAT_VERSION,
+            "diagnosis": [d.to_json() for d in self.diagnosis],
+            "module": self.module,
+            "workspace": self.workspace,
+            "target": self.target,
+            "seed": self.seed,
+            "verdict": self.verdict,
+            "passed": self.passed,
+            "failed": self.failed,
+            "duration_s": round(self.duration_s, 6),
+            "notes": list(self.notes),
+            "tests": [t.to_json() for t in self.tests],
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> RunResult:
+        return cls(
+            module=d["module"],
+            workspace=d["workspace"],
+            target=d["target"],
+            tests=tuple(TestResult.from_json(t) for t in d["tests"]),
+            duration_s=float(d.get("duration_s", 0.0)),
+            notes=tuple(d.get("notes", ())),
+            diagnosis=tuple(Diagnosis.from_json(x) for x in d.get("diagnosis", ())),
+            seed=d.get("seed"),
+        )

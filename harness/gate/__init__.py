@@ -1,0 +1,1 @@
+"""The milestone gate: every module of a milestone checked in dependency order."""

@@ -1,0 +1,1 @@
+"""Grading a class: many workspaces, a resumable gradebook, locally or on Dask."""

@@ -1,0 +1,129 @@
+"""``ol grade --executor dask``: the same grading slots, on the workers of a Dask cluster.
+
+Each submission travels with the task as its staged ``python/`` tree (``harness.sandbox.
+staging``: the ``.py`` files whose bytes were hashed, after the same refusals as the local
+executor's), so the workers need no shared file system, only ``ol`` installed (``pip install
+"ol[dask]"``) at the same version; its request carries the gradebook's run seed, so a worker
+checks it on the same cases as the local executor. On a worker, a ``WorkerPlugin`` keeps a pool
+of grading slots (``harness.grade.slots``), one per task running at once, so the imports are paid
+once per slot there too, and a submission past its budget is killed there without harming the
+worker. Without ``--scheduler`` a ``LocalCluster`` of ``--jobs`` single-threaded worker processes
+is started.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from harness.engine.course import Module
+from harness.errors import HarnessError
+
+PLUGIN_NAME = "ol-grade-slots"
+
+try:
+    from distributed import WorkerPlugin
+except ImportError:  # the plugin is only defined where distributed is installed
+    WorkerPlugin = object  # type: ignore[misc,assignment]
+
+
+class SlotKeeper(WorkerPlugin):  # type: ignore[misc,valid-type]
+    """On each Dask worker: the grading slots its tasks share; they die with the plugin."""
+
+    name = PLUGIN_NAME
+
+    def __init__(self, module_id: str) -> None:
+        self.module_id = module_id
+        self.pool = None
+
+    def setup(self, worker: Any) -> None:
+        from harness.grade.slots import SlotPool
+
+        self.pool = SlotPool(self.module_id)
+
+    def teardown(self, worker: Any) -> None:
+        if self.pool is not None:
+            self.pool.close()
+
+
+def grade_shipped(request: dict[str, Any], files: dict[str, bytes], budget: float) -> dict:
+    """On a Dask worker: write the submission to a temporary workspace and grade it in a slot,
+    on the cases of the request's ``seed``.
+
+    The row names the submission, not the folder it was graded in here, and holds valid text
+    only, so it is the row the local executor writes for the same submission."""
+    from harness.grade.slots import SlotPool, materialize
+    from harness.grade.gradebook import clean, renamed
+    from harness.sandbox.fs import remove_tree
+    from harness.sandbox.rundirs import run_dir
+
+    keeper = None
+    with contextlib.suppress(ImportError, ValueError):
+        from distributed import get_worker
+
+        keeper = get_worker().plugins.get(PLUGIN_NAME)
+    pool = keeper.pool if keeper is not None and keeper.pool is not None else None
+    tmp = run_dir("grade")
+    own = pool is None
+    try:
+        root = tmp / "workspace"
+        root.mkdir()
+        materialize(files, root)
+        if own:  # called outside a worker that has the plugin: a slot for this call only
+            pool = SlotPool(request["module"], recycle_after=1)
+        row = pool.grade(dict(request, workspace=str(root)), budget)
+    finally:
+        if own and pool is not None:
+            pool.close()
+        remove_tree(tmp)
+    return clean(renamed(row, str(root), request["id"]))
+
+
+def _client(scheduler: str | None, workers: int):
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise HarnessError("--executor dask needs dask.distributed",
+                           'pip install "ol[dask]" (or "dask[distributed]")') from None
+    if scheduler:
+        try:
+            return Client(scheduler, timeout="30s"), None
+        except (OSError, TimeoutError) as exc:
+            raise HarnessError(f"cannot reach the Dask scheduler at {scheduler}: {exc}",
+                               "check the address (tcp://HOST:8786) and that it is running"
+                               ) from None
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                           dashboard_address=None)
+    return Client(cluster), cluster
+
+
+def run_dask(module: Module, jobs: list, settings: dict[str, Any], scheduler: str | None,
+             workers: int, done) -> None:
+    """Every job as one task; ``done`` is called here, in this thread, as results come back."""
+    from distributed import as_completed
+
+    client, cluster = _client(scheduler, workers)
+    budget = settings["submission_timeout_s"]
+    try:
+        client.register_plugin(SlotKeeper(module.id), name=PLUGIN_NAME)
+        futures = {}
+        for job in jobs:
+            request = job.request(module.id, settings, "")
+            future = client.submit(grade_shipped, request, job.files, budget, pure=False,
+                                   key=f"ol-grade-{job.digest[:12]}-{len(futures)}")
+            futures[future] = job
+        for future in as_completed(list(futures)):
+            job = futures[future]
+            try:
+                row = future.result()
+            except Exception as exc:  # noqa: BLE001 - a lost task is the harness's problem
+                row = {"verdict": "internal", "passed": 0, "failed": 0, "tests": {},
+                       "message": f"the Dask task failed: {type(exc).__name__}: {exc}",
+                       "time_s": 0.0}
+            done(job, row)
+    finally:
+        with contextlib.suppress(Exception):
+            client.unregister_worker_plugin(PLUGIN_NAME)
+        client.close()
+        if cluster is not None:
+            cluster.close()

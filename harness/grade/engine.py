@@ -1,0 +1,441 @@
+"""``ol grade MODULE SUBMISSIONS_DIR``: every workspace in a folder checked, into a gradebook.
+
+Each subdirectory is one student's workspace, checked exactly as ``ol check MODULE --workspace
+DIR [--ref-deps]`` checks it (the student's code in an isolated worker with the same limits), by
+long-lived grading slots (``harness.grade.slots``): ``--jobs`` of them on this machine, or one per
+Dask worker thread (``harness.grade.dask_executor``). The gradebook (``harness.grade.gradebook``) is written after
+every graded submission, so a run killed at any point continues where it stopped when started
+again; a submission whose ``python/`` tree and grading context are unchanged is not graded again.
+
+Every submission of a gradebook is checked on the cases of one seed: a fresh run seed for a new
+gradebook (hidden cases), ``--seed N`` or ``--seed public`` to choose. The seed is recorded in
+the gradebook, so a run that continues it (after a kill, or to grade new submissions) continues on
+that seed; a ``--seed`` that differs from it is refused: a gradebook never mixes seeds.
+
+Exit codes: 0 when every submission has a verdict (pass, fail or error: the students' results
+are in the gradebook, not in the exit code), 2 for a usage or setup error of the run itself, 3
+when the harness could not grade some submission (verdict ``internal``; those are graded again
+on the next run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.engine.course import Module, load_course
+from harness.errors import HarnessError
+from harness.grade.gradebook import (
+    JSON_NAME,
+    Gradebook,
+    Record,
+    clean,
+    open_gradebook,
+    read_gradebook,
+    refusal_digest,
+    renamed,
+    submissions_in,
+)
+from harness.sandbox.staging import stage, text_of_name
+
+EXIT_DONE, EXIT_INTERNAL = 0, 3
+DEFAULT_SUBMISSION_TIMEOUT_S = 600.0
+LOCK_NAME = ".ol-grade.lock"
+MAX_RUN_NAME = 200  # bytes of a runs/NAME.json name; longer names are cut and given a hash
+
+
+@dataclass(frozen=True)
+class Job:
+    """One submission to grade: its name (as text), folder, content hash and (for Dask) its
+    staged files."""
+
+    name: str
+    path: Path
+    digest: str
+    files: dict[str, bytes]
+
+    def request(self, module_id: str, settings: dict[str, Any], workspace: str) -> dict[str, Any]:
+        limits = {"call_timeout_s": settings["call_timeout_s"], "memory_mb": settings["memory_mb"]}
+        return {"id": self.name, "module": module_id, "workspace": workspace,
+                "ref_deps": settings["ref_deps"], "limits": limits, "seed": settings["seed"]}
+
+
+@dataclass
+class Plan:
+    jobs: list[Job]
+    unchanged: list[str]
+    rejected: list[dict[str, Any]]  # rows decided without a check (not a workspace, too big)
+
+
+def plan(folder: Path, book: Gradebook, keep_files: bool = False) -> Plan:
+    """What to grade now: every submission without a current row in the gradebook.
+
+    Each submission's ``python/`` tree is staged here (``harness.sandbox.staging``) whatever the
+    executor: a tree it refuses gets its row now, keyed by the refusal, so both executors write
+    the same row and a rerun finds it current. The files are kept in the jobs only when they
+    travel with them (Dask)."""
+    result = Plan([], [], [])
+    for name, path in graded_submissions(folder, book.out):
+        try:
+            staged = stage(path)
+        except HarnessError as exc:
+            digest = refusal_digest(exc.message)
+            if book.is_current(name, digest):
+                result.unchanged.append(name)
+            else:
+                result.rejected.append(_setup_row(name, digest, exc.message))
+            continue
+        if book.is_current(name, staged.digest):
+            result.unchanged.append(name)
+        elif not (path / "python" / "tinyllm").is_dir():  # python/ is no link: staging said so
+            result.rejected.append(_setup_row(
+                name, staged.digest, f"{name} is not a workspace: it has no python/tinyllm"))
+        else:
+            result.jobs.append(Job(name, path, staged.digest,
+                                   staged.files if keep_files else {}))
+    return result
+
+
+def graded_submissions(folder: Path, out: Path) -> list[tuple[str, Path]]:
+    """The submissions of ``folder`` without the gradebook's own folder (when ``--out`` is in
+    it), and without a second folder shown under the same name (said on stderr)."""
+    own = out.resolve()
+    found, seen = [], set()
+    for name, path in submissions_in(folder):
+        if path.resolve() == own:
+            continue
+        if name in seen:
+            print(f"ol: two submission folders are both named {name} in the gradebook; "
+                  f"{_shown(path)} is not graded (rename it)", file=sys.stderr)
+            continue
+        seen.add(name)
+        found.append((name, path))
+    return found
+
+
+def _shown(path: Path) -> str:
+    return clean(str(path))
+
+
+def _setup_row(name: str, digest: str, message: str) -> dict[str, Any]:
+    return {"submission": name, "content_hash": digest, "verdict": "error", "passed": 0,
+            "failed": 0, "tests": {}, "message": message, "time_s": 0.0}
+
+
+# -- executors: each calls ``done(job, row)`` in the calling thread as submissions finish -----------
+
+Done = Callable[[Job, dict[str, Any]], None]
+
+
+def run_local(module: Module, jobs: list[Job], settings: dict[str, Any], workers: int,
+              done: Done) -> None:
+    """``workers`` slots on this machine, fed by as many threads (they only wait on pipes)."""
+    from harness.grade.slots import SlotPool
+
+    pool = SlotPool(module.id)
+    budget = settings["submission_timeout_s"]
+    try:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ol-grade") as ex:
+            futures = {ex.submit(pool.grade, j.request(module.id, settings, str(j.path)), budget): j
+                       for j in jobs}
+            try:
+                for future in as_completed(futures):
+                    done(futures[future], future.result())
+            except BaseException:
+                for f in futures:
+                    f.cancel()
+                pool.close()  # the busy threads see their slot die and return at once
+                raise
+    finally:
+        pool.close()
+
+
+# -- progress ------------------------------------------------------------------------------------
+
+def say(text: str, stream=None) -> None:
+    """Print ``text`` as the stream can encode it (what it cannot, and control characters from a
+    submission's name or message, as escapes), flushed."""
+    from harness.report.escape import printable
+
+    stream = stream if stream is not None else sys.stdout
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    text = printable(clean(text)).encode(encoding, "backslashreplace").decode(encoding, "replace")
+    print(text, file=stream, flush=True)
+
+
+class Progress:
+    """A line per graded submission on stdout; on a terminal, a bar with an ETA below them."""
+
+    def __init__(self, total: int, bar=None) -> None:
+        self.total, self.done = total, 0
+        self.bar = bar if bar is not None else sys.stderr
+        self.tty = self.bar.isatty()
+        self.start = time.monotonic()
+        if self.tty and total:
+            self._draw()
+
+    def show(self, row: dict[str, Any]) -> None:
+        self.done += 1
+        width = len(str(self.total))
+        if row["verdict"] in ("pass", "fail") and row.get("tests"):
+            what = f"{row['passed']:>3} passed, {row['failed']:>3} failed  {row['time_s']:6.1f} s"
+            what += f"  {row['message'][:100]}" if row.get("message") else ""
+        else:
+            what = row.get("message", "")[:160]
+        if self.tty:
+            self.bar.write("\r\x1b[K")
+            self.bar.flush()
+        say(f"  [{self.done:>{width}}/{self.total}] {row['submission']:<20} {row['verdict']:<8} "
+            f"{what}".rstrip())
+        if self.tty:
+            self._draw()
+
+    def _draw(self) -> None:
+        elapsed = time.monotonic() - self.start
+        eta = elapsed / self.done * (self.total - self.done) if self.done else 0.0
+        filled = 30 * self.done // max(self.total, 1)
+        self.bar.write(f"[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} graded, "
+                       f"{elapsed:.0f} s, about {eta:.0f} s left")
+        self.bar.flush()
+
+    def finish(self) -> None:
+        if self.tty and self.done:
+            self.bar.write("\r\x1b[K")
+            self.bar.flush()
+
+
+# -- the command -------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def locked(out: Path) -> Iterator[None]:
+    """One ``ol grade`` at a time per gradebook (the lock dies with the process that holds it)."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd = os.open(out / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise HarnessError(f"cannot write the gradebook in {_shown(out)}: "
+                           f"{(exc.strerror or str(exc)).lower()}",
+                           "give a writable folder with --out") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise HarnessError(f"another ol grade is writing the gradebook in {out}",
+                               "wait for it to finish, or give another --out") from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def _settings(args: argparse.Namespace) -> dict[str, Any]:
+    from harness.commands import _limits
+
+    limits = _limits(args)
+    budget = args.submission_timeout
+    if budget is None:
+        budget = DEFAULT_SUBMISSION_TIMEOUT_S
+    elif not budget > 0:
+        raise HarnessError(f"--submission-timeout must be positive, got {budget:g}",
+                           "e.g. --submission-timeout 600")
+    return {"ref_deps": bool(args.ref_deps), "call_timeout_s": limits.call_timeout_s,
+            "memory_mb": limits.memory_mb, "submission_timeout_s": budget}
+
+
+def _validate(args: argparse.Namespace) -> None:
+    if args.jobs is not None and args.jobs < 1:
+        raise HarnessError(f"--jobs must be at least 1, got {args.jobs}", "e.g. --jobs 2")
+    if args.scheduler and args.executor != "dask":
+        raise HarnessError("--scheduler goes with --executor dask",
+                           "ol grade MODULE DIR --executor dask --scheduler tcp://HOST:8786")
+    if args.scheduler and args.jobs is not None:
+        raise HarnessError("--jobs does not apply to an existing Dask cluster",
+                           "its size is its workers' threads; drop --jobs")
+
+
+def cmd_grade(args: argparse.Namespace) -> int:
+    from harness.commands import run_seed
+    from harness.gate.engine import catalog_problem
+    from harness.report.io import default_reports_dir
+
+    module = load_course().module(args.module)
+    _validate(args)
+    problem = catalog_problem(module)
+    if problem is not None:
+        raise HarnessError(problem, "grade a module that has a catalog")
+    folder = Path(args.submissions).expanduser()
+    if not folder.is_dir():
+        raise HarnessError(f"{args.submissions} is not a folder",
+                           "give the folder that holds one workspace per student")
+    folder = folder.resolve()
+    settings = _settings(args)
+    out = (Path(args.out).expanduser() if args.out
+           else default_reports_dir() / f"grade-{module.id}-{folder.name}")
+    check_out(out, folder)
+    from harness.catalogs.metadata import collect
+
+    tests = [info.name for info, _ in collect(module)]
+    given = getattr(args, "seed", None) is not None
+    asked = run_seed(args, fresh=False) if given else None  # checked before anything is written
+    with locked(out):
+        record = read_gradebook(out, module)
+        seed = seed_of_run(record, given, asked, out)
+        settings = dict(settings, seed=seed)
+        book = open_gradebook(out, module, folder, settings, tests, record)
+        return _grade(args, module, folder, book, settings, resumed=record is not None)
+
+
+def seed_of_run(record: Record | None, given: bool, asked: int | None, out: Path) -> int | None:
+    """The seed this run grades on: the gradebook's own when it continues one (a ``--seed`` that
+    differs is refused in one line), else ``asked`` when ``--seed`` was ``given``, else a fresh
+    one."""
+    from harness.engine.seeding import describe, fresh_seed
+
+    if record is None:
+        return asked if given else fresh_seed()
+    if given and asked != record.seed:
+        raise HarnessError(
+            f"{_shown(out / JSON_NAME)} holds grades on {describe(record.seed)}, not on "
+            f"{describe(asked)}: a gradebook never mixes seeds",
+            f"drop --seed to continue it on its own, or give another --out to grade on "
+            f"{describe(asked)}")
+    return record.seed
+
+
+def check_out(out: Path, folder: Path) -> None:
+    """``--out`` must be a folder that is not a submission, nor inside one, nor ``folder``.
+
+    A new folder among the submissions (or one holding a gradebook already, or empty) is fine:
+    ``plan`` skips it. A hidden one (``SUBS/.grades``) is never a submission."""
+    shown = _shown(out)
+    if out.exists() and not out.is_dir():
+        raise HarnessError(f"--out {shown} is a file, not a folder",
+                           "give a folder for the gradebook (it is created if missing)")
+    try:
+        parts = out.resolve().relative_to(folder).parts
+    except ValueError:
+        return  # outside the submissions
+    except (OSError, RuntimeError) as exc:  # a loop of links
+        raise HarnessError(f"--out {shown} cannot be resolved: {exc}",
+                           "give a folder for the gradebook") from None
+    hint = ("grading never writes into a submission: give a folder outside the submissions, "
+            "or a new one among them")
+    if not parts:
+        raise HarnessError(f"--out {shown} is the submissions folder itself", hint)
+    if parts[0].startswith("."):
+        return
+    name = text_of_name(parts[0])
+    if len(parts) > 1:
+        raise HarnessError(f"--out {shown} is inside the submission {name}", hint)
+    first = folder / parts[0]
+    if first.is_dir() and not first.is_symlink() and not _holds_a_gradebook(first):
+        raise HarnessError(f"--out {shown} is the submission {name}", hint)
+
+
+def _holds_a_gradebook(path: Path) -> bool:
+    """Whether ``path`` is a gradebook's folder already, or empty (a new one)."""
+    try:
+        with os.scandir(path) as entries:
+            names = {e.name for e in entries}
+    except OSError:
+        return False
+    return not names or JSON_NAME in names or LOCK_NAME in names
+
+
+def _grade(args: argparse.Namespace, module: Module, folder: Path, book: Gradebook,
+           settings: dict[str, Any], resumed: bool = False) -> int:
+    todo = plan(folder, book, keep_files=args.executor == "dask")
+    names = {*todo.unchanged, *(r["submission"] for r in todo.rejected),
+             *(j.name for j in todo.jobs)}
+    workers = args.jobs or os.cpu_count() or 1
+    where = (f"Dask scheduler {args.scheduler}" if args.scheduler else
+             f"a local Dask cluster of {workers}" if args.executor == "dask" else f"{workers} jobs")
+    say(f"ol grade {module.id}: {_count(len(names), 'submission')} in {_shown(folder)}; "
+        f"{len(todo.unchanged)} unchanged since graded, {len(todo.jobs)} to check on {where}")
+    say(_cases_line(book, resumed))
+    progress = Progress(len(todo.jobs) + len(todo.rejected))
+    for row in todo.rejected:
+        book.record(row)
+        progress.show(book.rows[row["submission"]])
+
+    def done(job: Job, row: dict[str, Any]) -> None:
+        row = clean(renamed(row, str(job.path), job.name))  # Dask named it on its worker
+        run = row.pop("run", None)
+        if run is not None:
+            _write_run(book.out, job.name, run)
+        book.record({"submission": job.name, "content_hash": job.digest, **row})
+        progress.show(book.rows[job.name])
+
+    start = time.perf_counter()
+    if todo.jobs:
+        if args.executor == "dask":
+            from harness.grade.dask_executor import run_dask
+
+            run_dask(module, todo.jobs, settings, args.scheduler, workers, done)
+        else:
+            run_local(module, todo.jobs, settings, min(workers, len(todo.jobs)), done)
+    elif not book.json_path.exists() or not book.csv_path.exists():
+        book.save()
+    progress.finish()
+    return _summary(book, names, len(todo.jobs), time.perf_counter() - start)
+
+
+def _cases_line(book: Gradebook, resumed: bool) -> str:
+    """``cases: hidden, seed N, recorded in the gradebook (replay one submission: ol check M
+    --workspace SUBMISSIONS/NAME --seed N)``: which cases every submission is checked on, and how
+    one check is replayed."""
+    from harness.report.common import cases_line
+
+    head = cases_line(book.seed)
+    whose = "continued from the gradebook" if resumed else "recorded in the gradebook"
+    return f"{head}, {whose} (replay one submission: {book.replay})"
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")
+
+
+def _write_run(out: Path, name: str, run: dict[str, Any]) -> None:
+    """The submission's whole run (every failure message), as ``ol check --json`` writes it."""
+    import json
+
+    from harness.report.io import write_atomic
+
+    write_atomic(out / "runs" / run_file_name(name),
+                 json.dumps(clean(run), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+
+
+def run_file_name(name: str) -> str:
+    """``NAME.json``; a name over ``MAX_RUN_NAME`` bytes is cut, and a hash of it keeps it apart
+    from the others (a file name has at most 255 bytes, and ``write_atomic`` adds to it)."""
+    import hashlib
+
+    raw = clean(name).encode("utf-8")
+    if len(raw) <= MAX_RUN_NAME:
+        return f"{clean(name)}.json"
+    cut = raw[:MAX_RUN_NAME - 17].decode("utf-8", "ignore")
+    return f"{cut}-{hashlib.sha256(raw).hexdigest()[:16]}.json"
+
+
+def _summary(book: Gradebook, names: set[str], checked: int, seconds: float) -> int:
+    rows = [book.rows[n] for n in sorted(names) if n in book.rows]
+    counts = {v: sum(r["verdict"] == v for r in rows) for v in ("pass", "fail", "error", "internal")}
+    shown = ", ".join(f"{n} {v}" for v, n in counts.items() if n or v != "internal")
+    say(f"{book.module}: {_count(len(rows), 'submission')}: {shown}")
+    if checked:
+        rate = checked / seconds * 60 if seconds > 0 else 0.0
+        say(f"checked {checked} in {seconds:.1f} s ({rate:.1f} submissions/minute)")
+    say(f"wrote {_shown(book.json_path)} and {_shown(book.csv_path)}")
+    if counts["internal"]:
+        print(f"ol: the harness could not grade {counts['internal']} submission(s) (verdict "
+              "internal); run the same command again to grade them", file=sys.stderr)
+        return EXIT_INTERNAL
+    return EXIT_DONE

@@ -1,0 +1,246 @@
+"""The gradebook of ``ol grade``: one row per submission, kept on disk after every graded one.
+
+``gradebook.json`` is the record; ``gradebook.csv`` is a view of it for spreadsheets. Both are
+rewritten whole through ``write_atomic`` after each graded submission (JSON first), so a run
+killed at any moment leaves two complete files, at worst the CSV one row behind the JSON; a
+restart reads only the JSON and rewrites the CSV. A row is keyed by the submission's name and
+the digest of its staged ``python/`` tree (``harness.sandbox.staging``: its ``.py`` files), or of
+the refusal when staging refused the tree; together with the *context* (module, ``--ref-deps``,
+limits, the catalog's own source and the harness version) it says whether the row is still
+valid. A valid row is never graded again; a stale one is replaced, so a submission has one row
+at most.
+A gradebook is graded on the cases of one seed (``harness.engine.seeding``), recorded in it (``seed``,
+in the JSON and in a column of the CSV, and part of the context): a run that continues a
+gradebook continues on its seed, so a gradebook never mixes seeds. One written before seeds were
+recorded was graded on the public cases.
+Every string is made valid text before it is written (``clean``), so no message or folder name a
+submission brings can stop the writers.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import hashlib
+import io
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness import __version__
+from harness.engine.course import PACKAGE_DIR, Module
+from harness.errors import HarnessError
+from harness.engine.results import FORMAT_VERSION
+from harness.sandbox.staging import as_text, text_of_name
+from harness.engine.seeding import describe, is_run_seed
+
+JSON_NAME, CSV_NAME = "gradebook.json", "gradebook.csv"
+KIND = "ol-gradebook"
+VERDICTS = ("pass", "fail", "error", "internal")  # internal: the harness failed; graded again
+FIXED_COLUMNS = ("submission", "verdict", "passed", "failed", "time_s", "message", "content_hash",
+                 "graded_at", "seed")
+
+
+# -- what a submission is ----------------------------------------------------------------------------
+
+def submissions_in(folder: Path) -> list[tuple[str, Path]]:
+    """The submissions: every subdirectory of ``folder`` not starting with a dot, as
+    ``(name, path)`` by name. The name is the folder's name as text (``text_of_name``: bytes
+    that are not UTF-8 as ``\\xff``), the one the gradebook shows and keys its row by."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError as exc:
+        raise HarnessError(f"cannot list {text_of_name(str(folder))}: {exc.strerror or exc}",
+                           "give the folder that holds one workspace per student") from None
+    found = [(text_of_name(e.name), Path(e.path)) for e in entries
+             if not e.name.startswith(".") and e.is_dir(follow_symlinks=False)]
+    return sorted(found, key=lambda item: (item[0], os.fsencode(item[1].name)))
+
+
+def refusal_digest(message: str) -> str:
+    """The key of a row whose tree staging refused: the same refusal, the same key."""
+    return "refused-" + hashlib.sha256(clean(message).encode("utf-8")).hexdigest()[:48]
+
+
+# -- text that can always be written ---------------------------------------------------------------
+
+def clean(value: Any) -> Any:
+    """``value`` with every string made valid text (``staging.as_text``): a lone surrogate (from
+    an exception message, say) becomes its escape, ``\\ud800``. Dicts, lists and tuples are
+    cleaned throughout; what is valid already is returned as it is, so cleaning twice changes
+    nothing."""
+    if isinstance(value, str):
+        return as_text(value)
+    if isinstance(value, dict):
+        return {clean(k): clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [clean(v) for v in value]
+    return value
+
+
+def renamed(row: dict[str, Any], root: str, name: str) -> dict[str, Any]:
+    """``row`` with the folder it was graded in (``root``) named as the submission ``name``:
+    every executor writes the same messages, whatever folder the check ran in."""
+    text = json.dumps(row)  # ASCII: the path's escapes are those of the row's strings
+    return json.loads(text.replace(json.dumps(root)[1:-1], json.dumps(name)[1:-1]))
+
+
+def context_of(module: Module, settings: dict[str, Any]) -> str:
+    """A fingerprint of everything besides the submission that decides its grade."""
+    h = hashlib.sha256(json.dumps({"module": module.id, "settings": settings,
+                                   "version": __version__}, sort_keys=True).encode())
+    catalog = PACKAGE_DIR / "catalogs" / module.catalog
+    sources = sorted(catalog.rglob("*.py")) + [PACKAGE_DIR / "catalogs" / "support.py"]
+    for path in sources:
+        if path.is_file():
+            h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+# -- the book ------------------------------------------------------------------------------------
+
+@dataclass
+class Gradebook:
+    """Rows by submission name; ``save`` writes both files atomically."""
+
+    out: Path
+    module: str
+    submissions_dir: str
+    settings: dict[str, Any]
+    context: str
+    tests: list[str]
+    rows: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def seed(self) -> int | None:
+        """The run seed of every row (None: the public cases); it is one of the settings."""
+        return self.settings.get("seed")
+
+    @property
+    def replay(self) -> str:
+        """``ol check MODULE --workspace SUBMISSIONS/NAME [--ref-deps] --seed N``: how one
+        submission's check is replayed on the gradebook's cases (NAME is the submission)."""
+        from harness.report.common import replay_command
+
+        where = f"{self.submissions_dir.rstrip('/')}/NAME"
+        return replay_command("check", self.module, self.seed, "--workspace", where,
+                              *(("--ref-deps",) if self.settings.get("ref_deps") else ()))
+
+    @property
+    def json_path(self) -> Path:
+        return self.out / JSON_NAME
+
+    @property
+    def csv_path(self) -> Path:
+        return self.out / CSV_NAME
+
+    def is_current(self, name: str, digest: str) -> bool:
+        """Whether ``name`` with content ``digest`` is graded under this context already."""
+        row = self.rows.get(name)
+        return (row is not None and row.get("content_hash") == digest
+                and row.get("context") == self.context and row.get("verdict") != "internal")
+
+    def record(self, row: dict[str, Any]) -> None:
+        """Add or replace the row of one submission, then write both files."""
+        row = clean(dict(row, context=self.context,
+                         graded_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                         seed=self.seed))
+        self.rows[row["submission"]] = row
+        self.save()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format_version": FORMAT_VERSION,
+            "kind": KIND,
+            "module": self.module,
+            "submissions_dir": self.submissions_dir,
+            "settings": self.settings,
+            "seed": self.seed,
+            "cases": describe(self.seed),
+            "replay": self.replay,
+            "context": self.context,
+            "tests": self.tests,
+            "counts": {v: sum(r["verdict"] == v for r in self.rows.values()) for v in VERDICTS},
+            "submissions": [self.rows[name] for name in sorted(self.rows)],
+        }
+
+    def to_csv(self) -> str:
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow([*FIXED_COLUMNS, *self.tests])
+        for name in sorted(self.rows):
+            row = self.rows[name]
+            outcomes = row.get("tests", {})
+            writer.writerow([_cell(row["submission"]), row["verdict"], row.get("passed", 0),
+                             row.get("failed", 0), f"{row.get('time_s', 0.0):.2f}",
+                             _cell(row.get("message", "")), row.get("content_hash", ""),
+                             row.get("graded_at", ""), _seed_cell(row.get("seed")),
+                             *(outcomes.get(t, "") for t in self.tests)])
+        return buf.getvalue()
+
+    def save(self) -> None:
+        from harness.report.io import write_atomic
+
+        write_atomic(self.json_path, json.dumps(clean(self.to_json()), indent=1,
+                                                ensure_ascii=False, allow_nan=False) + "\n")
+        write_atomic(self.csv_path, clean(self.to_csv()))
+
+
+def _seed_cell(seed: Any) -> str:
+    """The CSV's seed column: the run seed, or ``public`` (also for a row of a gradebook written
+    before seeds were recorded: those were graded on the public cases)."""
+    return "public" if seed is None else str(seed)
+
+
+def _cell(text: str) -> str:
+    """Text a spreadsheet shows as text: one line, and no formula (OWASP's CSV injection rule)."""
+    text = " ".join(clean(str(text)).split())
+    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
+
+
+@dataclass(frozen=True)
+class Record:
+    """What a gradebook on disk holds that a run continues: its seed and its rows."""
+
+    seed: int | None  # None: the public cases (and every gradebook written before seeds)
+    rows: dict[str, dict[str, Any]]
+
+
+def open_gradebook(out: Path, module: Module, submissions_dir: Path, settings: dict[str, Any],
+                   tests: list[str], record: Record | None = None) -> Gradebook:
+    """The gradebook in ``out``: the one on disk if any (it must be of this module), else new.
+
+    ``record`` is what ``read_gradebook`` read already (None: read it here)."""
+    book = Gradebook(out, module.id, str(submissions_dir), settings, context_of(module, settings),
+                     tests)
+    record = record if record is not None else read_gradebook(out, module)
+    if record is not None:
+        book.rows = dict(record.rows)
+    return book
+
+
+def read_gradebook(out: Path, module: Module) -> Record | None:
+    """The gradebook in ``out`` (None when there is none), checked: an ol gradebook of
+    ``module`` whose seed is a run seed or absent; anything else is one line (exit 2)."""
+    path = out / JSON_NAME
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if (not isinstance(data, dict) or data.get("kind") != KIND
+                or not isinstance(data.get("submissions"), list)):
+            raise ValueError("not an ol gradebook")
+        rows = {r["submission"]: r for r in data["submissions"]
+                if isinstance(r, dict) and r.get("verdict") in VERDICTS}
+        seed = data.get("seed")  # absent: written before seeds were recorded, on the public cases
+        if seed is not None and not is_run_seed(seed):
+            raise ValueError(f"its seed {seed!r} is not a run seed")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise HarnessError(f"{path} is not a gradebook ol can continue: {exc}",
+                           "move it away, or give another --out") from None
+    if data.get("module") != module.id:
+        raise HarnessError(f"{path} is the gradebook of {data.get('module')}, not {module.id}",
+                           "give another --out for this module")
+    return Record(seed, rows)

@@ -1,0 +1,269 @@
+"""Grading slots: long-lived harness processes that each check many submissions, one at a time.
+
+Why not one ``ol check`` process per submission: a cold check of a correct M07.6 spends 42% of
+its CPU on start-up (the interpreter, numpy, scipy, the catalog and its seeded inputs; measured in
+docs/grading.md); a slot pays that once and then runs ``run_check`` per submission, exactly as ``ol check`` does (the student's
+code still runs in a fresh isolated worker with limits for every submission). Why not threads in
+the grading process: the catalog's own work (exact enumeration, chi-square) is Python on the
+harness side, so threads would share one core.
+
+A slot is still a process of its own, so the parent can bound a whole submission: past its budget
+(``--submission-timeout``) the slot and everything below it are killed and a fresh slot takes its
+place. A slot is retired after ``RECYCLE_AFTER`` submissions, which bounds its memory. It exits by
+itself when the process that started it dies. A slot is a ``harness.sandbox.supervisor.Supervised``
+process (its tree, run folder and cgroup killed and removed with it), and requests and replies are
+messages of ``harness.sandbox.protocol`` on two pipes of their own (its stdout and stderr are
+drained and capped, so a stray print is harmless).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from harness.engine.course import REPO_ROOT
+
+RECYCLE_AFTER = 100  # submissions per slot process, then a fresh one
+START_TIMEOUT_S = 120.0  # interpreter, numpy, scipy, the catalog: a few seconds on a quiet machine
+MAX_REPLY = 64 << 20
+OUTPUT_BYTES = 64 << 10  # what a slot printed, kept for the message of its death
+INTERNAL = "internal"
+
+
+# -- inside a slot ---------------------------------------------------------------------------------
+
+def grade_workspace(module_id: str, root: str, ref_deps: bool, limits: dict[str, Any],
+                    seed: int | None = None) -> dict:
+    """One submission checked as ``ol check MODULE --workspace ROOT [--ref-deps] --seed SEED``
+    checks it (``seed`` None: the public cases); the run in the row records the seed.
+
+    A setup error (``ol check`` exit 2) is the verdict ``error`` with its one-line message.
+    """
+    from harness.engine.check import CheckRequest, run_check
+    from harness.errors import HarnessError
+    from harness.sandbox.isolated import Limits
+    from harness.engine.workspace import resolve_workspace
+
+    start = time.perf_counter()
+    try:
+        ws = resolve_workspace(root)
+        request = CheckRequest(module_id, root, "student", ref_deps, None, Limits(**limits),
+                               seed=seed)
+        run = run_check(request, ws)
+    except HarnessError as exc:
+        return {"verdict": "error", "passed": 0, "failed": 0, "tests": {},
+                "message": exc.message, "time_s": time.perf_counter() - start}
+    return row_of_run(run.to_json(), time.perf_counter() - start)
+
+
+def row_of_run(run: dict[str, Any], seconds: float) -> dict[str, Any]:
+    """The gradebook fields of one run: verdict, counts, outcome per test, first failure."""
+    failures = [t for t in run["tests"] if t["outcome"] != "passed"]
+    message = ""
+    if failures:
+        first = failures[0]
+        headline = (first["message"].strip().splitlines() or [first["outcome"]])[0]
+        more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
+        message = f"{first['name']}: {headline[:300]}{more}"
+    return {"verdict": run["verdict"], "passed": run["passed"], "failed": run["failed"],
+            "tests": {t["name"]: t["outcome"] for t in run["tests"]}, "message": message,
+            "time_s": seconds, "run": run}
+
+
+def _watch_parent(parent: int) -> None:
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os._exit(70)  # our isolated workers notice and die with us
+
+    threading.Thread(target=watch, name="ol-slot-watch", daemon=True).start()
+
+
+def slot_main(module_id: str, parent: int, request_fd: int, reply_fd: int) -> None:
+    """The slot's loop: warm up, say ready, then one reply message per request message."""
+    from harness.catalogs.metadata import collect
+    from harness.engine.course import load_course
+    from harness.sandbox.protocol import Channel
+
+    _watch_parent(parent)
+    channel = Channel(request_fd, reply_fd)
+    collect(load_course().module(module_id))  # the catalog, scipy and numpy, once
+    channel.send({"op": "ready"})
+    while (request := channel.recv()) is not None:
+        try:
+            row = grade_workspace(request["module"], request["workspace"], request["ref_deps"],
+                                  request["limits"], request.get("seed"))
+        except Exception as exc:  # noqa: BLE001 - a harness bug: reported, the slot carries on
+            row = {"verdict": INTERNAL, "passed": 0, "failed": 0, "tests": {},
+                   "message": f"the harness failed: {type(exc).__name__}: {exc}", "time_s": 0.0}
+        channel.send_text(json.dumps({"op": "graded", "id": request["id"], "row": row},
+                                     allow_nan=False))
+
+
+# -- the parent's side -----------------------------------------------------------------------------
+
+class SlotFailed(Exception):
+    """The slot died, hung past its budget, or answered nonsense."""
+
+
+def _slot_env(home: str) -> dict[str, str]:
+    return dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+
+
+class Slot:
+    """One slot process, driven synchronously: ``grade`` sends one request and waits for it."""
+
+    def __init__(self, module_id: str) -> None:
+        from harness.sandbox.supervisor import Output, Peer
+
+        self.output = Output(OUTPUT_BYTES)
+
+        def argv(request_fd: int, reply_fd: int) -> list[str]:
+            # This checkout's harness, whatever an installed copy on the path would give.
+            code = (f"import sys; sys.path.insert(0, {str(REPO_ROOT)!r}); "
+                    f"from harness.grade.slots import slot_main; "
+                    f"slot_main({module_id!r}, {os.getpid()}, {request_fd}, {reply_fd})")
+            return [sys.executable, "-c", code]
+
+        self.peer = Peer(argv, "slot", _slot_env, self.output, MAX_REPLY, makes_run_folders=True)
+        self.process, self.conn = self.peer.process, self.peer.conn
+        self.used = 0
+        self.started = self.process.started
+        self.ready = False
+
+    @property
+    def dead(self) -> bool:
+        return self.process.dead
+
+    def _message(self, deadline: float) -> dict[str, Any]:
+        from harness.sandbox.protocol import BadMessage, Died, Hung
+
+        try:
+            return self.conn.recv(deadline)
+        except Hung:
+            raise TimeoutError from None
+        except Died:
+            raise SlotFailed(self._death()) from None
+        except BadMessage as exc:
+            raise SlotFailed(f"the grading process sent {exc}") from None
+
+    def _death(self) -> str:
+        code = self.process.status(time.monotonic() + 2.0)
+        lines = self.output.text(clear=False).strip().splitlines()
+        tail = f": {lines[-1][:300]}" if lines else ""
+        return f"the grading process exited (status {code}){tail}"
+
+    def grade(self, request: dict[str, Any], budget: float) -> dict[str, Any]:
+        """The gradebook row of one request; a submission past ``budget`` seconds is a ``fail``."""
+        from harness.sandbox.protocol import Died, Hung
+
+        start = time.monotonic()
+        try:
+            if not self.ready:
+                if self._message(self.started + START_TIMEOUT_S).get("op") != "ready":
+                    raise SlotFailed("the grading process did not start properly")
+                self.ready = True
+            start = time.monotonic()
+            try:
+                self.conn.send(request, start + budget)
+            except (Hung, Died):
+                raise SlotFailed("the grading process stopped taking requests") from None
+            self.used += 1
+            reply = self._message(start + budget)
+            if reply.get("op") != "graded" or reply.get("id") != request["id"]:
+                raise SlotFailed("the grading process answered another request")
+            return reply["row"]
+        except TimeoutError:
+            self.kill()
+            if not self.ready:
+                return _internal(f"the grading process did not start within {START_TIMEOUT_S:g} s")
+            return {"verdict": "fail", "passed": 0, "failed": 0, "tests": {},
+                    "message": f"the check did not finish within the submission's budget of "
+                               f"{budget:g} s (--submission-timeout); it was stopped",
+                    "time_s": time.monotonic() - start}
+        except (SlotFailed, OSError, KeyError, TypeError) as exc:
+            self.kill()
+            return _internal(str(exc) or type(exc).__name__)
+
+    def kill(self, release: bool = True) -> None:
+        """The slot, its isolated workers and whatever they started: killed, reaped, removed
+        (``Peer.kill``; ``release=False`` from a thread other than the one waiting on it)."""
+        self.peer.kill(release)
+
+    def close(self) -> None:
+        """End the slot politely (end of its requests: it exits), then make sure."""
+        if not self.process.dead:
+            self.conn.send_eof()
+            self.process.status(time.monotonic() + 2.0)
+        self.kill()
+
+
+def _internal(message: str) -> dict[str, Any]:
+    return {"verdict": INTERNAL, "passed": 0, "failed": 0, "tests": {}, "message": message,
+            "time_s": 0.0}
+
+
+class SlotPool:
+    """Idle slots shared by threads: each ``grade`` takes one (or starts one) and gives it back."""
+
+    def __init__(self, module_id: str, recycle_after: int = RECYCLE_AFTER) -> None:
+        self.module_id = module_id
+        self.recycle_after = recycle_after
+        self._lock = threading.Lock()
+        self._idle: list[Slot] = []
+        self._live: set[Slot] = set()
+        self._closed = False
+
+    def grade(self, request: dict[str, Any], budget: float) -> dict[str, Any]:
+        slot = self._take()
+        try:
+            return slot.grade(request, budget)
+        finally:
+            self._give_back(slot)
+
+    def _take(self) -> Slot:
+        with self._lock:
+            if self._closed:
+                raise SlotFailed("the grading pool is closed")
+            if self._idle:
+                return self._idle.pop()
+            slot = Slot(self.module_id)
+            self._live.add(slot)
+            return slot
+
+    def _give_back(self, slot: Slot) -> None:
+        with self._lock:
+            if slot.dead or slot.used >= self.recycle_after or self._closed:
+                self._live.discard(slot)
+                retire = True
+            else:
+                self._idle.append(slot)
+                retire = False
+        if retire:
+            slot.close()
+
+    def close(self) -> None:
+        """Kill every slot, busy or idle (a thread waiting on one sees it die and returns)."""
+        with self._lock:
+            self._closed = True
+            slots = list(self._live)
+            self._live.clear()
+            self._idle.clear()
+        for slot in slots:
+            slot.kill(release=False)
+
+
+def materialize(files: dict[str, bytes], root: Path) -> None:
+    """Write a staged ``python/`` tree (``harness.sandbox.staging.stage``) under ``root``."""
+    from harness.sandbox.staging import materialize as write_tree
+
+    for rel in files:
+        if rel.split("/", 1)[0] != "python":
+            raise ValueError(f"refusing to write {rel!r} outside the workspace's python/")
+    write_tree(files, root)
