@@ -15,7 +15,7 @@ import types
 import numpy as np
 import pytest
 
-from harness.catalogs import support
+from harness.catalogs import checks as support
 from harness.catalogs.m07_6 import test_catalog as catalog
 from harness.catalogs.checks import CatalogFailure
 from harness.engine.course import load_course
