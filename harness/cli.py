@@ -17,9 +17,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness import __version__
-from harness.errors import HarnessError
-
-EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+from harness.engine.limits import (
+    JOBS_MAX,
+    MEMORY_HINT,
+    MEMORY_MB_MAX,
+    MEMORY_MB_MIN,
+    SUBMISSION_TIMEOUT_MAX_S,
+    TIMEOUT_MAX_S,
+    check_count,
+    check_seconds,
+)
+from harness.errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_USAGE, HarnessError
 
 
 class UsageError(HarnessError):
@@ -46,30 +54,16 @@ class _Once(argparse.Action):
 
 
 # -- the ranges of the numeric options (checked as they are parsed, for every command) -----------
-
-TIMEOUT_MAX_S = 3600.0  # per call: an hour; a test's calls together get 120 s anyway
-SUBMISSION_TIMEOUT_MAX_S = 86400.0  # one submission of ol grade: a day
-# RLIMIT_AS bounds address space, not RAM (numpy reserves far more than it touches), so the cap
-# is not the machine's memory: 1 TiB, whose byte count (2**40) no rlimit can overflow.
-MEMORY_MB_MIN, MEMORY_MB_MAX = 256, 1 << 20
-JOBS_MAX = 256
+#
+# The ranges live in ``harness.engine.limits``: a typed request built in Python is checked against
+# the same ones. Here a value that does not parse, or is out of range, is a ``UsageError``.
 
 
-def check_seconds(flag: str, value: float, maximum: float, example: str, shown: str | None = None) -> float:
-    """``value`` if ``0 < value <= maximum`` (so neither nan nor inf), else a ``UsageError``."""
-    if not 0 < value <= maximum:
-        raise UsageError(f"{flag} must be positive and at most {maximum:g} seconds, got "
-                         f"{shown if shown is not None else format(value, 'g')}", f"e.g. {example}")
-    return value
-
-
-def check_count(flag: str, value: int, low: int, high: int, hint: str, shown: str | None = None) -> int:
-    """``value`` if ``low <= value <= high``, else a ``UsageError`` naming the range."""
-    if not low <= value <= high:
-        raise UsageError(f"{flag} must be at least {low} and at most {high}"
-                         + (" (1 TiB)" if high == MEMORY_MB_MAX and flag == "--memory-mb" else "")
-                         + f", got {shown if shown is not None else value}", hint)
-    return value
+def _in_range(check, *args):
+    try:
+        return check(*args)
+    except HarnessError as exc:
+        raise UsageError(exc.message, exc.hint) from None
 
 
 def _seconds(flag: str, maximum: float, example: str):
@@ -79,7 +73,7 @@ def _seconds(flag: str, maximum: float, example: str):
         except ValueError:
             raise UsageError(f"{flag} must be a number of seconds, got {text!r}",
                              f"e.g. {example}") from None
-        return check_seconds(flag, value, maximum, example, text.strip())
+        return _in_range(check_seconds, flag, value, maximum, example, text.strip())
     return parse
 
 
@@ -89,7 +83,7 @@ def _count(flag: str, low: int, high: int, hint: str):
             value = int(text)
         except ValueError:
             raise UsageError(f"{flag} must be a whole number, got {text!r}", hint) from None
-        return check_count(flag, value, low, high, hint, text.strip())
+        return _in_range(check_count, flag, value, low, high, hint, text.strip())
     return parse
 
 
@@ -101,8 +95,7 @@ def _timeout_arg(p: argparse.ArgumentParser) -> None:
 
 
 def _memory_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--memory-mb", type=_count("--memory-mb", MEMORY_MB_MIN, MEMORY_MB_MAX,
-                                              "the default is 4096; numpy alone needs about 100 MB"),
+    p.add_argument("--memory-mb", type=_count("--memory-mb", MEMORY_MB_MIN, MEMORY_MB_MAX, MEMORY_HINT),
                    metavar="MB", action=_Once,
                    help=f"memory limit of the worker (default 4096, from {MEMORY_MB_MIN} to "
                    f"{MEMORY_MB_MAX})")
@@ -236,9 +229,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return EXIT_USAGE
-        from harness import commands
+        from harness.commands import run
 
-        return getattr(commands, f"cmd_{args.command}")(args)
+        return run(args.command, args)
     except HarnessError as exc:
         print(_one_line(exc.line()), file=sys.stderr)
         return exc.exit_code

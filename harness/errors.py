@@ -1,12 +1,25 @@
-"""The errors ol foresees. ``cli.main`` turns each into one line with a hint and exit code 2."""
+"""The errors ol foresees, and its exit codes (defined here once).
+
+``cli.main`` turns each ``HarnessError`` into one line with a hint and its exit code.
+"""
 
 from __future__ import annotations
+
+EXIT_PASS = 0  # the verdict is pass
+EXIT_FAIL = 1  # the verdict is fail
+EXIT_USAGE = 2  # a usage or setup error: one line says what is wrong and what to do
+EXIT_INTERNAL = 3  # ol itself failed: one line names the log with the traceback
+
+
+def exit_code(verdict: str) -> int:
+    """The exit code of a command whose verdict is ``verdict``."""
+    return EXIT_PASS if verdict == "pass" else EXIT_FAIL
 
 
 class HarnessError(Exception):
     """A usage or setup error: the message says what is wrong, the hint what to do."""
 
-    exit_code = 2
+    exit_code = EXIT_USAGE
 
     def __init__(self, message: str, hint: str = "") -> None:
         super().__init__(message)
@@ -25,4 +38,4 @@ class MutantDoesNotApply(HarnessError):
 class VerdictFailure(HarnessError):
     """A run that cannot produce a verdict (for example the reference fails its own catalog)."""
 
-    exit_code = 1
+    exit_code = EXIT_FAIL

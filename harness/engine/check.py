@@ -11,16 +11,15 @@ import os
 import secrets
 import stat
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from harness.engine.course import Course, Module, load_course
 from harness.diagnosis.record import Recorder
 from harness.errors import HarnessError
+from harness.engine.requests import CheckRequest
 from harness.engine.results import RunResult, TestResult
 from harness.engine.runner import IN_PROCESS_TEST_LIMIT_S, run_catalog
 from harness.sandbox.fs import remove_tree
-from harness.engine.seeding import HINT, MAX_SEED, is_run_seed
 from harness.engine.target import Target
 from harness.engine.workspace import (
     Workspace,
@@ -31,30 +30,6 @@ from harness.engine.workspace import (
 )
 
 PASSES_FILE = ".ol/passes.json"
-
-
-@dataclass(frozen=True)
-class CheckRequest:
-    module_id: str
-    workspace: str | None = None  # --workspace, or None for the default
-    target: str = "student"  # "student" | "reference" | a mutant id
-    ref_deps: bool = False
-    pattern: str | None = None
-    limits: object | None = None  # harness.sandbox.isolated.Limits
-    diagnose: bool = True  # after a failure, name the known mistake the code behaves like
-    seed: int | None = None  # the run seed of the randomised cases; None: the public cases
-
-    def __post_init__(self) -> None:
-        check_seed(self.seed)
-
-
-def check_seed(seed: object) -> int | None:
-    """``seed`` if it is a run seed (``harness.engine.seeding``) or None (the public cases); else the
-    one-line error ``--seed`` gives (a request built otherwise than by the CLI is checked too)."""
-    if seed is None or is_run_seed(seed):
-        return seed
-    raise HarnessError(f"--seed must be 'public' or an integer from 0 to {MAX_SEED}, got {seed!r}",
-                       HINT)
 
 
 def import_lazily_used(module: Module) -> None:
@@ -129,7 +104,7 @@ def run_check(request: CheckRequest, ws: Workspace | None,
             request.limits, "test_timeout_s", IN_PROCESS_TEST_LIMIT_S)
         recorder = Recorder() if request.diagnose else None
         result = run_catalog(module, target, label, request.pattern, limit, on_result, recorder,
-                             seed=request.seed)
+                             seed=request.seed, maxfail=request.maxfail)
         target.recorder = None
     if not result.tests:
         raise HarnessError(f"-k {request.pattern!r} selects no test of {module.id}",

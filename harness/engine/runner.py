@@ -199,16 +199,25 @@ def _fail_closed(target: Target, outcome: Outcome, message: str, pitfall: int | 
 def run_catalog(module: Module, target: Target, workspace: str, pattern: str | None = None,
                 limit: float | None = IN_PROCESS_TEST_LIMIT_S,
                 on_result: Callable[[TestResult], None] | None = None,
-                recorder: Any = None, seed: int | None = None) -> RunResult:
+                recorder: Any = None, seed: int | None = None,
+                maxfail: int | None = None) -> RunResult:
     """The catalog of ``module`` (or the ``-k`` selection) against ``target``, on the randomised
     cases of ``seed`` (``harness.engine.seeding``; None: the public cases).
 
     With a ``recorder`` (``harness.diagnosis.record.Recorder``), the calls of every failing test
-    are kept in it for the diagnosis."""
+    are kept in it for the diagnosis. With ``maxfail``, the run stops after that many failed
+    tests (pytest's ``-x``/``--maxfail``) and a note says how many were not run."""
     start = time.perf_counter()
-    results = []
+    results: list[TestResult] = []
     target.recorder = recorder
-    for info, fn in select_cases(collect(module), pattern):
+    selected = select_cases(collect(module), pattern)
+    notes: tuple[str, ...] = ()
+    for index, (info, fn) in enumerate(selected):
+        if maxfail is not None and sum(not r.ok for r in results) >= maxfail:
+            left = len(selected) - index
+            notes = (f"stopped after {maxfail} failed test{'s' if maxfail != 1 else ''} "
+                     f"(--maxfail {maxfail}): {left} test{'s' if left != 1 else ''} not run",)
+            break
         if recorder is not None:
             recorder.start_test()
         with cases_from(seed):
@@ -222,4 +231,4 @@ def run_catalog(module: Module, target: Target, workspace: str, pattern: str | N
         if on_result is not None:
             on_result(result)
     return RunResult(module.id, workspace, target.label, tuple(results),
-                     time.perf_counter() - start, seed=seed)
+                     time.perf_counter() - start, seed=seed, notes=notes)

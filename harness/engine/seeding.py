@@ -21,6 +21,7 @@ import secrets
 from collections.abc import Iterator
 
 PUBLIC = "public"
+FRESH = "fresh"  # in a request: draw a fresh run seed when the run starts (gate, grade)
 MAX_SEED = 2**63 - 1
 HINT = "e.g. --seed 1234, or --seed public for the public cases"
 
@@ -35,6 +36,25 @@ def fresh_seed() -> int:
 def is_run_seed(value: object) -> bool:
     """Whether ``value`` is a run seed: an int (not a bool) from 0 to ``MAX_SEED``."""
     return type(value) is int and 0 <= value <= MAX_SEED
+
+
+def check_request_seed(seed: object, fresh: bool) -> None:
+    """A request's seed: a run seed, None (the public cases), or ``FRESH`` where ``fresh``
+    allows it; anything else is the one-line error ``--seed`` gives."""
+    if seed is None or is_run_seed(seed) or (fresh and seed == FRESH):
+        return
+    from harness.errors import HarnessError
+
+    raise HarnessError(f"--seed must be 'public' or an integer from 0 to {MAX_SEED}, got {seed!r}",
+                       HINT)
+
+
+def resolve_seed(seed: int | str | None) -> int | None:
+    """The run seed of a request: ``FRESH`` drawn now, else the seed itself (None: public)."""
+    if seed == FRESH:
+        return fresh_seed()
+    check_request_seed(seed, fresh=False)
+    return seed  # type: ignore[return-value]
 
 
 def parse_seed(text: str) -> int | None:

@@ -18,16 +18,10 @@ public`` for the public cases. Every report records the seed and the command tha
 
 from __future__ import annotations
 
-import argparse
 import importlib
-import os
-import stat
-import sys
 import time
-import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from harness.engine.course import Course, Module, load_course
@@ -35,7 +29,6 @@ from harness.errors import HarnessError
 from harness.engine.results import FORMAT_VERSION, RunResult
 from harness.engine.workspace import Workspace, module_state
 
-EXIT_PASS, EXIT_FAIL = 0, 1
 STATUSES = ("pass", "fail", "error", "blocked")
 
 
@@ -209,9 +202,9 @@ def run_gate(milestone: str, ws: Workspace, ref_deps: bool = False, limits: obje
              seed: int | None = None) -> GateResult:
     """Every module of ``milestone`` in dependency order, each on the cases of ``seed`` (None:
     the public cases); blocked ones are not run."""
-    from harness.engine.check import check_seed
+    from harness.engine.seeding import check_request_seed
 
-    check_seed(seed)
+    check_request_seed(seed, fresh=False)
     course = load_course()
     start = time.perf_counter()
     done: dict[str, ModuleGate] = {}
@@ -229,165 +222,3 @@ def run_gate(milestone: str, ws: Workspace, ref_deps: bool = False, limits: obje
     title = course.milestone_titles.get(milestone, milestone)
     return GateResult(milestone, title, str(ws.root), ref_deps, tuple(done.values()),
                       time.perf_counter() - start, seed)
-
-
-# -- reports (formatting only) ---------------------------------------------------------------------
-
-def format_failures(result: GateResult) -> str:
-    """What follows the module lines: each failure, error and block, then the gate's line."""
-    from harness.report.escape import printable
-    from harness.report.text import failures_and_summary
-
-    lines: list[str] = []
-    for m in result.modules:
-        if m.status == "fail" and m.run is not None:
-            lines += ["", f"== {m.module} {m.title}: fail"]
-            lines += failures_and_summary(m.run).rstrip("\n").splitlines()
-        elif m.status == "error":
-            lines += ["", f"== {m.module} {m.title}: error", f"    {printable(m.message)}"]
-        elif m.status == "blocked":
-            lines += ["", f"== {m.module} {m.title}: blocked {printable(m.message)}; not run"]
-    lines += ["", result.summary_line()]
-    return "\n".join(lines) + "\n"
-
-
-def to_gate_json(result: GateResult) -> str:
-    from harness.report.common import json_text
-
-    return json_text(result.to_json(), allow_nan=False)
-
-
-def to_gate_markdown(result: GateResult) -> str:
-    """The gate's cases, a table of modules, then each failed module's own Markdown section (for
-    a step summary)."""
-    from harness.report.common import md_cell
-    from harness.report.markdown import to_markdown
-
-    verdict = "PASS" if result.verdict == "pass" else "FAIL"
-    lines = [f"## {result.milestone}: {verdict}", "", md_cell(result.title), "",
-             f"workspace {md_cell(str(result.workspace))}" + (", reference dependencies" if result.ref_deps
-                                                  else ""), "",
-             md_cell(result.cases_line()), "",
-             "| module | status | passed | failed | time | note |",
-             "| --- | --- | ---: | ---: | ---: | --- |"]
-    for m in result.modules:
-        passed, failed = (str(m.run.passed), str(m.run.failed)) if m.run else ("", "")
-        lines.append(f"| {m.module} | {m.status.upper()} | {passed} | {failed} | "
-                     f"{m.duration_s:.1f} s | {md_cell(m.message)} |")
-    lines += ["", result.summary_line()]
-    for m in result.modules:
-        if m.status == "fail" and m.run is not None:
-            lines += ["", to_markdown(m.run).rstrip("\n")]
-    return "\n".join(lines) + "\n"
-
-
-def to_gate_junit(result: GateResult) -> str:
-    """One ``<testsuite>`` per module, in gate order; blocked tests are ``<skipped>``, a module
-    that could not run is one ``<error>``. Every suite names the gate's cases (``seed``) and the
-    command that replays the gate (``gate_replay``); a suite that ran also has its check's own
-    ``replay``."""
-    from harness.report.common import seed_text
-    from harness.report.junit import to_junit, xml_text
-
-    suites = []
-    for m in result.modules:
-        if m.run is not None:
-            suite = ET.fromstring(to_junit([m.run]).split("\n", 1)[1])[0]
-            props = suite.find("properties")
-        else:
-            suite = _suite_without_run(m)
-            props = suite.find("properties")
-            ET.SubElement(props, "property", {"name": "seed", "value": seed_text(result.seed)})
-        ET.SubElement(props, "property", {"name": "gate_replay", "value": xml_text(result.replay)})
-        suites.append(suite)
-    root = ET.Element("testsuites", {
-        "name": f"ol gate {result.milestone}",
-        "tests": str(sum(int(s.get("tests")) for s in suites)),
-        "failures": str(sum(int(s.get("failures")) for s in suites)),
-        "errors": str(sum(int(s.get("errors")) for s in suites)),
-        "time": f"{result.duration_s:.3f}",
-    })
-    root.extend(suites)
-    ET.indent(root, space="  ")
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
-
-
-def _suite_without_run(m: ModuleGate) -> ET.Element:
-    from harness.catalogs.metadata import collect
-    from harness.report.junit import xml_text
-
-    blocked = m.status == "blocked"
-    names = ["check"]
-    if blocked and catalog_problem(load_course().module(m.module)) is None:
-        names = [info.name for info, _ in collect(load_course().module(m.module))]
-    suite = ET.Element("testsuite", {
-        "name": m.module, "tests": str(len(names)), "failures": "0",
-        "errors": "0" if blocked else "1", "skipped": str(len(names)) if blocked else "0",
-        "time": f"{m.duration_s:.3f}"})
-    props = ET.SubElement(suite, "properties")
-    for key, value in (("status", m.status), ("blocked_by", ", ".join(m.blocked_by))):
-        ET.SubElement(props, "property", {"name": key, "value": xml_text(value)})
-    text = xml_text(f"{m.status} {m.message}" if blocked else m.message)
-    for name in names:
-        case = ET.SubElement(suite, "testcase", {"name": name, "classname": f"{m.module}.gate",
-                                                 "time": "0.000"})
-        if blocked:
-            ET.SubElement(case, "skipped", {"message": text})
-        else:
-            ET.SubElement(case, "error", {"message": text[:200], "type": "setup"}).text = text
-    ET.SubElement(suite, "system-out").text = text
-    return suite
-
-
-# -- the command -----------------------------------------------------------------------------------
-
-def _out(text: str = "") -> None:
-    print(text, flush=True)
-
-
-def cmd_gate(args: argparse.Namespace) -> int:
-    from harness.commands import _check_report_paths, run_seed
-    from harness.report.common import cases_line
-    from harness.report.escape import printable
-    from harness.report.io import default_reports_dir, write_atomic
-    from harness.engine.workspace import resolve_workspace
-
-    course = load_course()
-    course.milestone(args.milestone)  # an unknown milestone is a usage error, before anything runs
-    markdown = getattr(args, "markdown", None) or str(default_reports_dir() / f"gate-{args.milestone}.md")
-    ws = resolve_workspace(args.workspace)
-    _check_report_paths([("--json", args.json), ("--junit", args.junit), ("--markdown", markdown)],
-                        ws.root)
-    seed = run_seed(args, fresh=True)  # one seed for every module of this gate
-    _out(f"ol gate {args.milestone}: workspace {ws.root}"
-         + (" with the reference dependencies" if args.ref_deps else ""))
-    _out(printable(cases_line(seed, gate_replay(args.milestone, str(ws.root), bool(args.ref_deps),
-                                                seed))))
-    width = max(len(m) for m in course.milestone(args.milestone))
-    result = run_gate(args.milestone, ws, args.ref_deps, None, lambda m: _out(m.line(width)),
-                      seed=seed)
-    sys.stdout.write(format_failures(result))
-    for path, render in ((args.json, to_gate_json), (args.junit, to_gate_junit),
-                         (markdown, to_gate_markdown)):
-        if path:
-            write_atomic(Path(path), render(result))
-            _out(f"wrote {path}")
-    _append_step_summary(to_gate_markdown(result))
-    return EXIT_PASS if result.verdict == "pass" else EXIT_FAIL
-
-
-def _append_step_summary(text: str) -> None:
-    """GitHub Actions shows ``$GITHUB_STEP_SUMMARY`` on the run's page; it is appended to."""
-    path = os.environ.get("GITHUB_STEP_SUMMARY")
-    if not path:
-        return
-    try:  # never blocks on a FIFO, never writes through a link or into a device
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW
-                     | os.O_CLOEXEC, 0o644)
-        with open(fd, "a", encoding="utf-8", errors="backslashreplace") as fh:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise OSError(0, "not a regular file")
-            fh.write(text)
-    except OSError as exc:
-        print(f"ol: could not append to $GITHUB_STEP_SUMMARY ({path}): {exc.strerror}",
-              file=sys.stderr)

@@ -20,7 +20,6 @@ on the next run).
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import fcntl
 import os
@@ -33,7 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.engine.course import Module, load_course
-from harness.errors import HarnessError
+from harness.engine.requests import GradeRequest
+from harness.engine.seeding import FRESH
+from harness.errors import EXIT_INTERNAL, EXIT_PASS, HarnessError
 from harness.grade.gradebook import (
     JSON_NAME,
     Gradebook,
@@ -47,7 +48,6 @@ from harness.grade.gradebook import (
 )
 from harness.sandbox.staging import stage, text_of_name
 
-EXIT_DONE, EXIT_INTERNAL = 0, 3
 DEFAULT_SUBMISSION_TIMEOUT_S = 600.0
 LOCK_NAME = ".ol-grade.lock"
 MAX_RUN_NAME = 200  # bytes of a runs/NAME.json name; longer names are cut and given a hash
@@ -159,60 +159,6 @@ def run_local(module: Module, jobs: list[Job], settings: dict[str, Any], workers
         pool.close()
 
 
-# -- progress ------------------------------------------------------------------------------------
-
-def say(text: str, stream=None) -> None:
-    """Print ``text`` as the stream can encode it (what it cannot, and control characters from a
-    submission's name or message, as escapes), flushed."""
-    from harness.report.escape import printable
-
-    stream = stream if stream is not None else sys.stdout
-    encoding = getattr(stream, "encoding", None) or "utf-8"
-    text = printable(clean(text)).encode(encoding, "backslashreplace").decode(encoding, "replace")
-    print(text, file=stream, flush=True)
-
-
-class Progress:
-    """A line per graded submission on stdout; on a terminal, a bar with an ETA below them."""
-
-    def __init__(self, total: int, bar=None) -> None:
-        self.total, self.done = total, 0
-        self.bar = bar if bar is not None else sys.stderr
-        self.tty = self.bar.isatty()
-        self.start = time.monotonic()
-        if self.tty and total:
-            self._draw()
-
-    def show(self, row: dict[str, Any]) -> None:
-        self.done += 1
-        width = len(str(self.total))
-        if row["verdict"] in ("pass", "fail") and row.get("tests"):
-            what = f"{row['passed']:>3} passed, {row['failed']:>3} failed  {row['time_s']:6.1f} s"
-            what += f"  {row['message'][:100]}" if row.get("message") else ""
-        else:
-            what = row.get("message", "")[:160]
-        if self.tty:
-            self.bar.write("\r\x1b[K")
-            self.bar.flush()
-        say(f"  [{self.done:>{width}}/{self.total}] {row['submission']:<20} {row['verdict']:<8} "
-            f"{what}".rstrip())
-        if self.tty:
-            self._draw()
-
-    def _draw(self) -> None:
-        elapsed = time.monotonic() - self.start
-        eta = elapsed / self.done * (self.total - self.done) if self.done else 0.0
-        filled = 30 * self.done // max(self.total, 1)
-        self.bar.write(f"[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} graded, "
-                       f"{elapsed:.0f} s, about {eta:.0f} s left")
-        self.bar.flush()
-
-    def finish(self) -> None:
-        if self.tty and self.done:
-            self.bar.write("\r\x1b[K")
-            self.bar.flush()
-
-
 # -- the command -------------------------------------------------------------------------------
 
 @contextlib.contextmanager
@@ -236,61 +182,83 @@ def locked(out: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def _settings(args: argparse.Namespace) -> dict[str, Any]:
-    from harness.commands import _limits
+def _settings(request: GradeRequest) -> dict[str, Any]:
+    from harness.engine.limits import worker_limits
 
-    limits = _limits(args)
-    budget = args.submission_timeout
+    limits = worker_limits(request.timeout_s, request.memory_mb)
+    budget = request.submission_timeout_s
     if budget is None:
         budget = DEFAULT_SUBMISSION_TIMEOUT_S
-    elif not budget > 0:
-        raise HarnessError(f"--submission-timeout must be positive, got {budget:g}",
-                           "e.g. --submission-timeout 600")
-    return {"ref_deps": bool(args.ref_deps), "call_timeout_s": limits.call_timeout_s,
+    return {"ref_deps": bool(request.ref_deps), "call_timeout_s": limits.call_timeout_s,
             "memory_mb": limits.memory_mb, "submission_timeout_s": budget}
 
 
-def _validate(args: argparse.Namespace) -> None:
-    if args.jobs is not None and args.jobs < 1:
-        raise HarnessError(f"--jobs must be at least 1, got {args.jobs}", "e.g. --jobs 2")
-    if args.scheduler and args.executor != "dask":
-        raise HarnessError("--scheduler goes with --executor dask",
-                           "ol grade MODULE DIR --executor dask --scheduler tcp://HOST:8786")
-    if args.scheduler and args.jobs is not None:
-        raise HarnessError("--jobs does not apply to an existing Dask cluster",
-                           "its size is its workers' threads; drop --jobs")
+class GradeEvents:
+    """What a grading run tells as it goes; the default tells nothing (``harness.report.grade``
+    prints them)."""
+
+    def planned(self, module_id: str, folder: Path, names: int, unchanged: int, to_check: int,
+                where: str, cases: str) -> None:
+        """The run is planned: how many submissions, how many unchanged, where they are checked."""
+
+    def graded(self, row: dict[str, Any]) -> None:
+        """One submission's row of the gradebook, as recorded."""
+
+    def finished(self) -> None:
+        """Every submission is graded."""
 
 
-def cmd_grade(args: argparse.Namespace) -> int:
-    from harness.commands import run_seed
+@dataclass(frozen=True)
+class GradeOutcome:
+    """A grading run: the gradebook, the submissions it covered, how many were checked now."""
+
+    book: Gradebook
+    names: frozenset[str]
+    checked: int
+    seconds: float
+
+    def rows(self) -> list[dict[str, Any]]:
+        return [self.book.rows[n] for n in sorted(self.names) if n in self.book.rows]
+
+    def counts(self) -> dict[str, int]:
+        return {v: sum(r["verdict"] == v for r in self.rows())
+                for v in ("pass", "fail", "error", "internal")}
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every submission has a verdict, 3 when some could not be graded."""
+        return EXIT_INTERNAL if self.counts()["internal"] else EXIT_PASS
+
+
+def run_grade(request: GradeRequest, events: GradeEvents | None = None) -> GradeOutcome:
+    """Grade every submission of ``request.submissions`` into its gradebook (resumed if any)."""
+    from harness.catalogs.metadata import collect
     from harness.gate.engine import catalog_problem
     from harness.report.io import default_reports_dir
 
-    module = load_course().module(args.module)
-    _validate(args)
+    module = load_course().module(request.module_id)
     problem = catalog_problem(module)
     if problem is not None:
         raise HarnessError(problem, "grade a module that has a catalog")
-    folder = Path(args.submissions).expanduser()
+    folder = Path(request.submissions).expanduser()
     if not folder.is_dir():
-        raise HarnessError(f"{args.submissions} is not a folder",
+        raise HarnessError(f"{request.submissions} is not a folder",
                            "give the folder that holds one workspace per student")
     folder = folder.resolve()
-    settings = _settings(args)
-    out = (Path(args.out).expanduser() if args.out
+    settings = _settings(request)
+    out = (Path(request.out).expanduser() if request.out
            else default_reports_dir() / f"grade-{module.id}-{folder.name}")
     check_out(out, folder)
-    from harness.catalogs.metadata import collect
-
     tests = [info.name for info, _ in collect(module)]
-    given = getattr(args, "seed", None) is not None
-    asked = run_seed(args, fresh=False) if given else None  # checked before anything is written
+    given = request.seed != FRESH
+    asked = request.seed if given else None
     with locked(out):
         record = read_gradebook(out, module)
-        seed = seed_of_run(record, given, asked, out)
+        seed = seed_of_run(record, given, asked, out)  # type: ignore[arg-type]
         settings = dict(settings, seed=seed)
         book = open_gradebook(out, module, folder, settings, tests, record)
-        return _grade(args, module, folder, book, settings, resumed=record is not None)
+        return _grade(request, module, folder, book, settings, events or GradeEvents(),
+                      resumed=record is not None)
 
 
 def seed_of_run(record: Record | None, given: bool, asked: int | None, out: Path) -> int | None:
@@ -350,21 +318,20 @@ def _holds_a_gradebook(path: Path) -> bool:
     return not names or JSON_NAME in names or LOCK_NAME in names
 
 
-def _grade(args: argparse.Namespace, module: Module, folder: Path, book: Gradebook,
-           settings: dict[str, Any], resumed: bool = False) -> int:
-    todo = plan(folder, book, keep_files=args.executor == "dask")
+def _grade(request: GradeRequest, module: Module, folder: Path, book: Gradebook,
+           settings: dict[str, Any], events: GradeEvents, resumed: bool = False) -> GradeOutcome:
+    dask = request.executor == "dask"
+    todo = plan(folder, book, keep_files=dask)
     names = {*todo.unchanged, *(r["submission"] for r in todo.rejected),
              *(j.name for j in todo.jobs)}
-    workers = args.jobs or os.cpu_count() or 1
-    where = (f"Dask scheduler {args.scheduler}" if args.scheduler else
-             f"a local Dask cluster of {workers}" if args.executor == "dask" else f"{workers} jobs")
-    say(f"ol grade {module.id}: {_count(len(names), 'submission')} in {_shown(folder)}; "
-        f"{len(todo.unchanged)} unchanged since graded, {len(todo.jobs)} to check on {where}")
-    say(_cases_line(book, resumed))
-    progress = Progress(len(todo.jobs) + len(todo.rejected))
+    workers = request.jobs or os.cpu_count() or 1
+    where = (f"Dask scheduler {request.scheduler}" if request.scheduler else
+             f"a local Dask cluster of {workers}" if dask else f"{workers} jobs")
+    events.planned(module.id, folder, len(names), len(todo.unchanged), len(todo.jobs), where,
+                   _cases_line(book, resumed))
     for row in todo.rejected:
         book.record(row)
-        progress.show(book.rows[row["submission"]])
+        events.graded(book.rows[row["submission"]])
 
     def done(job: Job, row: dict[str, Any]) -> None:
         row = clean(renamed(row, str(job.path), job.name))  # Dask named it on its worker
@@ -372,20 +339,20 @@ def _grade(args: argparse.Namespace, module: Module, folder: Path, book: Gradebo
         if run is not None:
             _write_run(book.out, job.name, run)
         book.record({"submission": job.name, "content_hash": job.digest, **row})
-        progress.show(book.rows[job.name])
+        events.graded(book.rows[job.name])
 
     start = time.perf_counter()
     if todo.jobs:
-        if args.executor == "dask":
+        if dask:
             from harness.grade.dask_executor import run_dask
 
-            run_dask(module, todo.jobs, settings, args.scheduler, workers, done)
+            run_dask(module, todo.jobs, settings, request.scheduler, workers, done)
         else:
             run_local(module, todo.jobs, settings, min(workers, len(todo.jobs)), done)
     elif not book.json_path.exists() or not book.csv_path.exists():
         book.save()
-    progress.finish()
-    return _summary(book, names, len(todo.jobs), time.perf_counter() - start)
+    events.finished()
+    return GradeOutcome(book, frozenset(names), len(todo.jobs), time.perf_counter() - start)
 
 
 def _cases_line(book: Gradebook, resumed: bool) -> str:
@@ -397,10 +364,6 @@ def _cases_line(book: Gradebook, resumed: bool) -> str:
     head = cases_line(book.seed)
     whose = "continued from the gradebook" if resumed else "recorded in the gradebook"
     return f"{head}, {whose} (replay one submission: {book.replay})"
-
-
-def _count(n: int, what: str) -> str:
-    return f"{n} {what}" + ("" if n == 1 else "s")
 
 
 def _write_run(out: Path, name: str, run: dict[str, Any]) -> None:
@@ -423,19 +386,3 @@ def run_file_name(name: str) -> str:
         return f"{clean(name)}.json"
     cut = raw[:MAX_RUN_NAME - 17].decode("utf-8", "ignore")
     return f"{cut}-{hashlib.sha256(raw).hexdigest()[:16]}.json"
-
-
-def _summary(book: Gradebook, names: set[str], checked: int, seconds: float) -> int:
-    rows = [book.rows[n] for n in sorted(names) if n in book.rows]
-    counts = {v: sum(r["verdict"] == v for r in rows) for v in ("pass", "fail", "error", "internal")}
-    shown = ", ".join(f"{n} {v}" for v, n in counts.items() if n or v != "internal")
-    say(f"{book.module}: {_count(len(rows), 'submission')}: {shown}")
-    if checked:
-        rate = checked / seconds * 60 if seconds > 0 else 0.0
-        say(f"checked {checked} in {seconds:.1f} s ({rate:.1f} submissions/minute)")
-    say(f"wrote {_shown(book.json_path)} and {_shown(book.csv_path)}")
-    if counts["internal"]:
-        print(f"ol: the harness could not grade {counts['internal']} submission(s) (verdict "
-              "internal); run the same command again to grade them", file=sys.stderr)
-        return EXIT_INTERNAL
-    return EXIT_DONE

@@ -39,7 +39,6 @@ read together; the verdict (with its JSON shape) follows them. Staging the suite
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import ctypes
 import functools
@@ -61,7 +60,7 @@ from typing import Any
 
 from harness.engine.course import REFERENCE_PYTHON, REPO_ROOT, Module
 from harness.errors import HarnessError, MutantDoesNotApply, VerdictFailure
-from harness.own_tests.stage import resolve_suite, stage
+from harness.own_tests.stage import stage
 from harness.engine.results import FORMAT_VERSION
 from harness.sandbox.fs import remove_tree
 
@@ -731,36 +730,3 @@ def run_mine(module: Module, suite: Path, jobs: int | None = None, limits: Any =
                       tuple((i, runs[i.key]) for i in impls if not i.correct),
                       dict(module.pitfalls),
                       time.perf_counter() - start, jobs, sandboxed, contained)
-
-
-# == the command ===================================================================================
-
-def run_mine_command(module: Module, args: argparse.Namespace) -> int:
-    """``ol tests MODULE --mine PATH [--workspace DIR] [--json F] [--gradescope F] [--jobs N]``."""
-    from harness.own_tests.alternatives import load_alternatives
-    from harness.commands import _check_report_paths
-    from harness.lab.engine import progress_printer
-    from harness.report.io import write_atomic
-    from harness.report.own_tests import format_text, to_gradescope, to_json_text
-
-    load_alternatives(module)  # a module without hidden implementations stops here, in one line
-
-    json_path, gradescope_path = getattr(args, "json", None), getattr(args, "gradescope", None)
-    jobs = getattr(args, "jobs", None)
-    if jobs is not None:
-        from harness.cli import JOBS_MAX, check_count
-
-        check_count("--jobs", jobs, 1, JOBS_MAX, "e.g. --jobs 2")
-    suite = resolve_suite(args.mine, args.workspace)
-    workspace = Path(args.workspace).expanduser() if args.workspace else Path.cwd()
-    _check_report_paths([("--json", json_path), ("--gradescope", gradescope_path)], workspace,
-                        [(suite, f"your tests (--mine {args.mine})")])
-    print(f"ol tests {module.id} --mine {args.mine}: your tests against the reference, the hidden "
-          "correct implementations and every known bug", flush=True)
-    result = run_mine(module, suite, jobs, progress=progress_printer())
-    sys.stdout.write(format_text(result))
-    for path, render in ((json_path, to_json_text), (gradescope_path, to_gradescope)):
-        if path:
-            write_atomic(Path(path), render(result))
-            print(f"wrote {path}", flush=True)
-    return 0 if result.verdict == "pass" else 1

@@ -16,7 +16,7 @@ import os
 import signal
 import time
 
-from harness.sandbox.rundirs import cgroup_name, remove_cgroup
+from harness.sandbox.rundirs import cgroup_name, pids_parent, remove_cgroup
 
 _PR_SET_CHILD_SUBREAPER = 36
 
@@ -154,27 +154,6 @@ def has_strays(root: int, session: int) -> bool:
     """Cheaply: whether ``root`` (the student's process) has children, or one of ours comes from
     the worker's ``session`` (the pid of the process we started)."""
     return _has_children(root) or _adopted_from(session, session)
-
-
-def pids_parent() -> str | None:
-    """The folder of this process's cgroup in the v1 ``pids`` hierarchy, where workers' cgroups
-    are made; None if there is none."""
-    mount = relative = None
-    with contextlib.suppress(OSError, ValueError, IndexError):
-        with open("/proc/self/mountinfo", encoding="utf-8") as f:
-            for line in f:
-                fields = line.split()
-                tail = fields[fields.index("-") + 1:]
-                if tail[0] == "cgroup" and "pids" in tail[2].split(","):
-                    mount = fields[4]
-        with open("/proc/self/cgroup", encoding="utf-8") as f:
-            for line in f:
-                _, controllers, path = line.rstrip("\n").split(":", 2)
-                if "pids" in controllers.split(","):
-                    relative = path
-    if mount is None or relative is None:
-        return None
-    return mount + relative.rstrip("/")
 
 
 def pids_cgroup(limit: int) -> str | None:

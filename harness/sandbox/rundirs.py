@@ -134,10 +134,29 @@ def remove_cgroup(path: str | None, deadline: float, kill: bool = False) -> bool
             time.sleep(0.005)
 
 
+def pids_parent() -> str | None:
+    """The folder of this process's cgroup in the v1 ``pids`` hierarchy, where workers' cgroups
+    are made; None if there is none."""
+    mount = relative = None
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        with open("/proc/self/mountinfo", encoding="utf-8") as f:
+            for line in f:
+                fields = line.split()
+                tail = fields[fields.index("-") + 1:]
+                if tail[0] == "cgroup" and "pids" in tail[2].split(","):
+                    mount = fields[4]
+        with open("/proc/self/cgroup", encoding="utf-8") as f:
+            for line in f:
+                _, controllers, path = line.rstrip("\n").split(":", 2)
+                if "pids" in controllers.split(","):
+                    relative = path
+    if mount is None or relative is None:
+        return None
+    return mount + relative.rstrip("/")
+
+
 @functools.cache
 def sweep_once() -> None:
     """The sweep, once per process: the temporary directory and the pids cgroups."""
-    from harness.sandbox.proctree import pids_parent
-
     sweep_folders()
     sweep_cgroups(pids_parent())

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-import harness.commands
+import harness.commands.tests
 from harness.cli import main
 from harness.engine.course import REFERENCE_PYTHON, REPO_ROOT
 
@@ -171,7 +171,7 @@ def test_an_unforeseen_error_prints_one_line_names_a_log_and_exits_3(monkeypatch
     def explode(args):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(harness.commands, "cmd_tests", explode)
+    monkeypatch.setattr(harness.commands.tests, "run", explode)
     code, err = run(["tests", "M07.6"], capsys)
     line = one_line(err)
     assert code == 3 and "internal error: RuntimeError: boom" in line

@@ -19,6 +19,8 @@ import harness.engine.mutants as mutants_mod
 import harness.engine.runner
 from harness.engine import seeding
 from harness.engine.check import CheckRequest, run_check
+from harness.engine.requests import GateRequest
+from harness.engine.seeding import resolve_seed
 from harness.cli import main
 from harness.engine.course import REFERENCE_PYTHON
 from harness.errors import HarnessError
@@ -118,18 +120,20 @@ def test_the_option_parses_to_a_seed_or_public():
 
 
 def test_a_request_or_a_namespace_built_otherwise_is_checked_too():
-    from harness.commands import run_seed
+    from harness.commands.common import seed_option
+    from harness.engine.seeding import FRESH
 
     for bad in (-1, 2**63, 1.0, True, "3"):
         with pytest.raises(HarnessError, match="--seed must be 'public' or an integer"):
             CheckRequest("M07.6", target="reference", seed=bad)
     assert CheckRequest("M07.6", seed=2**63 - 1).seed == 2**63 - 1
-    assert run_seed(argparse.Namespace(seed=None), fresh=False) is None
-    assert run_seed(argparse.Namespace(seed="public"), fresh=True) is None
-    assert run_seed(argparse.Namespace(seed=5), fresh=False) == 5
-    with pytest.raises(HarnessError, match="got 'five'"):
-        run_seed(argparse.Namespace(seed="five"), fresh=False)
-    assert isinstance(run_seed(argparse.Namespace(seed=None), fresh=True), int)
+    assert seed_option(argparse.Namespace(seed=None), fresh=False) is None
+    assert seed_option(argparse.Namespace(seed="public"), fresh=True) is None
+    assert seed_option(argparse.Namespace(seed=5), fresh=False) == 5
+    assert seed_option(argparse.Namespace(seed=None), fresh=True) == FRESH
+    with pytest.raises(HarnessError, match="got 'five'"):  # a Namespace built otherwise
+        GateRequest("MS-P6", seed=seed_option(argparse.Namespace(seed="five"), fresh=True))
+    assert isinstance(resolve_seed(FRESH), int)
 
 
 # -- ol check ------------------------------------------------------------------------------------

@@ -458,11 +458,11 @@ def hostile_source(reference: str, case: Case, token: str, plant: list[str],
 
 DRIVER = """
 import json, sys
-from harness import commands
+import harness.engine.limits
 from harness.cli import main
 from harness.sandbox.isolated import Limits
 limits = Limits(**json.loads(sys.argv[1]))
-commands._limits = lambda args: limits
+harness.engine.limits.worker_limits = lambda timeout_s, memory_mb: limits
 sys.exit(main(sys.argv[2:]))
 """
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from harness.engine.course import REPO_ROOT
-from harness.sandbox.proctree import pids_parent
+from harness.sandbox.rundirs import pids_parent
 
 pytestmark = pytest.mark.slow
 ROOT = os.geteuid() == 0

@@ -307,7 +307,8 @@ def test_power_reports_are_safe():
 # -- the gate's reports, through the pieces they share -------------------------------------------
 
 def test_gate_markdown_and_junit_are_safe_through_the_shared_reporters(junit_schema):
-    from harness.gate.engine import GateResult, ModuleGate, to_gate_junit, to_gate_markdown
+    from harness.gate.engine import GateResult, ModuleGate
+    from harness.report.gate import to_gate_junit, to_gate_markdown
 
     run = hostile_run()
     result = GateResult("MS-P6", "title", "/w", False, (

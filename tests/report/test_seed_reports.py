@@ -17,13 +17,8 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft7Validator
 
-from harness.gate.engine import (
-    GateResult,
-    ModuleGate,
-    to_gate_json,
-    to_gate_junit,
-    to_gate_markdown,
-)
+from harness.gate.engine import GateResult, ModuleGate
+from harness.report.gate import to_gate_json, to_gate_junit, to_gate_markdown
 from harness.grade.gradebook import CSV_NAME, Gradebook
 from harness.lab.engine import LabResult, MutantRow
 from harness.engine.results import Kind, Outcome, RunResult, TestResult

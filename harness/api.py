@@ -1,0 +1,116 @@
+"""The Python face of ol: one typed request and one function per command, no printing.
+
+The CLI (``harness.commands``) maps each command onto one call here, as coverage.py's
+``cmdline`` maps each command onto one method of its ``Coverage`` object. A request is checked
+when it is built (the same ranges and one-line ``HarnessError`` messages as the options), so a
+request made in code fails as the command line would. Every result has ``to_json`` and a
+``from_json`` that checks its type tag and format version::
+
+    from harness import api
+
+    result = api.check(api.CheckRequest("M07.6", workspace="student"))
+    print(result.verdict, result.passed, result.failed)
+
+    lab = api.lab(api.LabRequest("M06.3", jobs=2))
+    print(lab.verdict, lab.to_json()["mutants"][0])
+
+``progress`` arguments take a callable; ``None`` runs silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from harness.engine.requests import (
+    AuditRequest,
+    CheckRequest,
+    GateRequest,
+    GradeRequest,
+    LabRequest,
+    OwnTestsRequest,
+)
+from harness.engine.seeding import FRESH, resolve_seed
+
+if TYPE_CHECKING:
+    from harness.audit.mutmut_result import MutmutAudit
+    from harness.audit.power_result import PowerAudit
+    from harness.engine.results import RunResult, TestResult
+    from harness.gate.engine import GateResult, ModuleGate
+    from harness.grade.engine import GradeEvents, GradeOutcome
+    from harness.lab.engine import LabResult
+    from harness.own_tests.engine import MineResult
+
+__all__ = [
+    "FRESH", "AuditRequest", "CheckRequest", "GateRequest", "GradeRequest", "LabRequest",
+    "OwnTestsRequest", "audit_mutmut", "audit_power", "check", "gate", "grade", "lab",
+    "own_tests",
+]
+
+
+def check(request: CheckRequest,
+          on_result: Callable[[TestResult], None] | None = None) -> RunResult:
+    """Run the catalog against the request's target; ``on_result`` sees each test as it ends."""
+    from harness.engine.check import run_check
+    from harness.engine.workspace import resolve_workspace
+
+    ws = resolve_workspace(request.workspace) if request.target == "student" else None
+    return run_check(request, ws, on_result)
+
+
+def lab(request: LabRequest,
+        progress: Callable[[int, int, str], None] | None = None) -> LabResult:
+    """The kill matrix of the request's module."""
+    from harness.lab.engine import run_lab
+
+    return run_lab(request.module_id, request.jobs, progress, exhaustive=request.exhaustive,
+                   seed=request.seed)
+
+
+def audit_mutmut(request: AuditRequest,
+                 progress: Callable[[str], None] | None = None) -> MutmutAudit:
+    """mutmut over the reference file, with the lab timed beside it."""
+    from harness.audit.mutmut_run import run_mutmut_audit
+
+    return run_mutmut_audit(request.module_id, log_dir=request.log_dir, progress=progress)
+
+
+def audit_power(request: AuditRequest,
+                progress: Callable[[str], None] | None = None) -> PowerAudit:
+    """False-alarm rate and power of every sampled test."""
+    from harness.audit.power import DEFAULT_SEEDS, run_power_audit
+
+    return run_power_audit(request.module_id, request.seeds or DEFAULT_SEEDS, progress=progress)
+
+
+def gate(request: GateRequest,
+         on_module: Callable[[ModuleGate], None] | None = None) -> GateResult:
+    """Every module of the milestone; ``on_module`` sees each as it is decided."""
+    from harness.engine.workspace import resolve_workspace
+    from harness.gate.engine import run_gate
+
+    ws = resolve_workspace(request.workspace)
+    return run_gate(request.milestone, ws, request.ref_deps, None, on_module,
+                    seed=resolve_seed(request.seed))
+
+
+def grade(request: GradeRequest, events: GradeEvents | None = None) -> GradeOutcome:
+    """Grade every submission into the gradebook (resumed where it stopped)."""
+    from harness.grade.engine import run_grade
+
+    return run_grade(request, events)
+
+
+def own_tests(request: OwnTestsRequest,
+              progress: Callable[[int, int, str], None] | None = None) -> MineResult:
+    """The student's suite against every correct and every buggy implementation."""
+    from harness.engine.course import load_course
+    from harness.own_tests.alternatives import load_alternatives
+    from harness.own_tests.engine import run_mine
+
+    module = load_course().module(request.module_id)
+    load_alternatives(module)  # a module without hidden implementations stops here, in one line
+    ids = list(request.mutant_ids) if request.mutant_ids is not None else None
+    return run_mine(module, request.suite_path(), request.jobs, mutant_ids=ids,
+                    progress=progress)
+

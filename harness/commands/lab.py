@@ -1,0 +1,31 @@
+"""``ol lab MODULE``: every hand-written mutant against the catalog, the kill matrix and its reports."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from harness.commands.common import check_report_paths, out, seed_option
+from harness.engine.course import load_course
+from harness.errors import exit_code
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness import api
+    from harness.lab.engine import progress_printer
+    from harness.report.lab import lab_cases_line, lab_summary, write_lab_reports
+
+    module = load_course().module(args.module)
+    request = api.LabRequest(module.id, args.jobs, args.exhaustive, seed_option(args, fresh=False))
+    folder = Path(args.out) if args.out else None
+    if folder is not None:
+        check_report_paths([("--out", str(folder / f"lab-{module.id}.json"))])
+    out(f"ol lab {module.id}: the catalog against the reference and every mutant")
+    out(lab_cases_line(module.id, request.seed))
+    result = api.lab(request, progress_printer())
+    paths = write_lab_reports(result, folder)
+    sys.stdout.write(lab_summary(result))
+    for p in paths:
+        out(f"wrote {p}")
+    return exit_code(result.verdict)

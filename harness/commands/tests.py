@@ -1,0 +1,48 @@
+"""``ol tests MODULE``: the catalog (what each test checks and why); ``--mine PATH``: rung R1."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from harness.commands.common import check_report_paths, out, write_reports
+from harness.engine.course import load_course
+from harness.errors import EXIT_PASS, HarnessError, exit_code
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.catalogs.metadata import collect
+    from harness.report.text import format_catalog
+
+    module = load_course().module(args.module)
+    if args.mine:
+        return run_own_tests(args)
+    for flag in ("workspace", "json", "gradescope", "jobs"):
+        if getattr(args, flag, None) is not None:
+            raise HarnessError(f"--{flag} goes with --mine", f"ol tests {module.id} --mine PATH --{flag} ...")
+    sys.stdout.write(format_catalog(module, collect(module), args.format))
+    return EXIT_PASS
+
+
+def run_own_tests(args: argparse.Namespace) -> int:
+    """``ol tests MODULE --mine PATH [--workspace DIR] [--json F] [--gradescope F] [--jobs N]``."""
+    from harness import api
+    from harness.lab.engine import progress_printer
+    from harness.own_tests.alternatives import load_alternatives
+    from harness.report.own_tests import format_text, to_gradescope, to_json_text
+
+    module = load_course().module(args.module)
+    load_alternatives(module)  # a module without hidden implementations stops here, in one line
+    request = api.OwnTestsRequest(module.id, args.mine, args.workspace, getattr(args, "jobs", None))
+    json_path, gradescope_path = getattr(args, "json", None), getattr(args, "gradescope", None)
+    suite = request.suite_path()
+    workspace = Path(args.workspace).expanduser() if args.workspace else Path.cwd()
+    check_report_paths([("--json", json_path), ("--gradescope", gradescope_path)], workspace,
+                       [(suite, f"your tests (--mine {args.mine})")])
+    out(f"ol tests {module.id} --mine {args.mine}: your tests against the reference, the hidden "
+        "correct implementations and every known bug")
+    result = api.own_tests(request, progress=progress_printer())
+    sys.stdout.write(format_text(result))
+    write_reports([(json_path, to_json_text), (gradescope_path, to_gradescope)], result)
+    return exit_code(result.verdict)

@@ -1,0 +1,114 @@
+"""The gate's reports (formatting only): the terminal's failures, JSON, Markdown and JUnit."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from harness.engine.course import load_course
+from harness.gate.engine import GateResult, ModuleGate, catalog_problem
+
+
+def format_failures(result: GateResult) -> str:
+    """What follows the module lines: each failure, error and block, then the gate's line."""
+    from harness.report.escape import printable
+    from harness.report.text import failures_and_summary
+
+    lines: list[str] = []
+    for m in result.modules:
+        if m.status == "fail" and m.run is not None:
+            lines += ["", f"== {m.module} {m.title}: fail"]
+            lines += failures_and_summary(m.run).rstrip("\n").splitlines()
+        elif m.status == "error":
+            lines += ["", f"== {m.module} {m.title}: error", f"    {printable(m.message)}"]
+        elif m.status == "blocked":
+            lines += ["", f"== {m.module} {m.title}: blocked {printable(m.message)}; not run"]
+    lines += ["", result.summary_line()]
+    return "\n".join(lines) + "\n"
+
+
+def to_gate_json(result: GateResult) -> str:
+    from harness.report.common import json_text
+
+    return json_text(result.to_json(), allow_nan=False)
+
+
+def to_gate_markdown(result: GateResult) -> str:
+    """The gate's cases, a table of modules, then each failed module's own Markdown section (for
+    a step summary)."""
+    from harness.report.common import md_cell
+    from harness.report.markdown import to_markdown
+
+    verdict = "PASS" if result.verdict == "pass" else "FAIL"
+    lines = [f"## {result.milestone}: {verdict}", "", md_cell(result.title), "",
+             f"workspace {md_cell(str(result.workspace))}" + (", reference dependencies" if result.ref_deps
+                                                  else ""), "",
+             md_cell(result.cases_line()), "",
+             "| module | status | passed | failed | time | note |",
+             "| --- | --- | ---: | ---: | ---: | --- |"]
+    for m in result.modules:
+        passed, failed = (str(m.run.passed), str(m.run.failed)) if m.run else ("", "")
+        lines.append(f"| {m.module} | {m.status.upper()} | {passed} | {failed} | "
+                     f"{m.duration_s:.1f} s | {md_cell(m.message)} |")
+    lines += ["", result.summary_line()]
+    for m in result.modules:
+        if m.status == "fail" and m.run is not None:
+            lines += ["", to_markdown(m.run).rstrip("\n")]
+    return "\n".join(lines) + "\n"
+
+
+def to_gate_junit(result: GateResult) -> str:
+    """One ``<testsuite>`` per module, in gate order; blocked tests are ``<skipped>``, a module
+    that could not run is one ``<error>``. Every suite names the gate's cases (``seed``) and the
+    command that replays the gate (``gate_replay``); a suite that ran also has its check's own
+    ``replay``."""
+    from harness.report.common import seed_text
+    from harness.report.junit import to_junit, xml_text
+
+    suites = []
+    for m in result.modules:
+        if m.run is not None:
+            suite = ET.fromstring(to_junit([m.run]).split("\n", 1)[1])[0]
+            props = suite.find("properties")
+        else:
+            suite = _suite_without_run(m)
+            props = suite.find("properties")
+            ET.SubElement(props, "property", {"name": "seed", "value": seed_text(result.seed)})
+        ET.SubElement(props, "property", {"name": "gate_replay", "value": xml_text(result.replay)})
+        suites.append(suite)
+    root = ET.Element("testsuites", {
+        "name": f"ol gate {result.milestone}",
+        "tests": str(sum(int(s.get("tests")) for s in suites)),
+        "failures": str(sum(int(s.get("failures")) for s in suites)),
+        "errors": str(sum(int(s.get("errors")) for s in suites)),
+        "time": f"{result.duration_s:.3f}",
+    })
+    root.extend(suites)
+    ET.indent(root, space="  ")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _suite_without_run(m: ModuleGate) -> ET.Element:
+    from harness.catalogs.metadata import collect
+    from harness.report.junit import xml_text
+
+    blocked = m.status == "blocked"
+    names = ["check"]
+    if blocked and catalog_problem(load_course().module(m.module)) is None:
+        names = [info.name for info, _ in collect(load_course().module(m.module))]
+    suite = ET.Element("testsuite", {
+        "name": m.module, "tests": str(len(names)), "failures": "0",
+        "errors": "0" if blocked else "1", "skipped": str(len(names)) if blocked else "0",
+        "time": f"{m.duration_s:.3f}"})
+    props = ET.SubElement(suite, "properties")
+    for key, value in (("status", m.status), ("blocked_by", ", ".join(m.blocked_by))):
+        ET.SubElement(props, "property", {"name": key, "value": xml_text(value)})
+    text = xml_text(f"{m.status} {m.message}" if blocked else m.message)
+    for name in names:
+        case = ET.SubElement(suite, "testcase", {"name": name, "classname": f"{m.module}.gate",
+                                                 "time": "0.000"})
+        if blocked:
+            ET.SubElement(case, "skipped", {"message": text})
+        else:
+            ET.SubElement(case, "error", {"message": text[:200], "type": "setup"}).text = text
+    ET.SubElement(suite, "system-out").text = text
+    return suite

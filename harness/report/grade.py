@@ -1,0 +1,94 @@
+"""``ol grade``'s terminal output: a line per graded submission, a bar on a terminal, the summary."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from harness.grade.engine import GradeEvents, GradeOutcome
+from harness.grade.gradebook import clean
+
+
+def say(text: str, stream=None) -> None:
+    """Print ``text`` as the stream can encode it (what it cannot, and control characters from a
+    submission's name or message, as escapes), flushed."""
+    from harness.report.escape import printable
+
+    stream = stream if stream is not None else sys.stdout
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    text = printable(clean(text)).encode(encoding, "backslashreplace").decode(encoding, "replace")
+    print(text, file=stream, flush=True)
+
+
+def count(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")
+
+
+def shown(path: Path) -> str:
+    """A path as a line shows it: a submission's name may hold anything."""
+    return clean(str(path))
+
+
+class GradeProgress(GradeEvents):
+    """A line per graded submission on stdout; on a terminal, a bar with an ETA below them."""
+
+    def __init__(self, bar=None) -> None:
+        self.total = self.done = 0
+        self.bar = bar if bar is not None else sys.stderr
+        self.tty = self.bar.isatty()
+        self.start = time.monotonic()
+
+    def planned(self, module_id: str, folder: Path, names: int, unchanged: int, to_check: int,
+                where: str, cases: str) -> None:
+        say(f"ol grade {module_id}: {count(names, 'submission')} in {shown(folder)}; "
+            f"{unchanged} unchanged since graded, {to_check} to check on {where}")
+        say(cases)
+        self.total = names - unchanged
+        self.start = time.monotonic()
+        if self.tty and self.total:
+            self._draw()
+
+    def graded(self, row: dict[str, Any]) -> None:
+        self.done += 1
+        width = len(str(self.total))
+        if row["verdict"] in ("pass", "fail") and row.get("tests"):
+            what = f"{row['passed']:>3} passed, {row['failed']:>3} failed  {row['time_s']:6.1f} s"
+            what += f"  {row['message'][:100]}" if row.get("message") else ""
+        else:
+            what = row.get("message", "")[:160]
+        if self.tty:
+            self.bar.write("\r\x1b[K")
+            self.bar.flush()
+        say(f"  [{self.done:>{width}}/{self.total}] {row['submission']:<20} {row['verdict']:<8} "
+            f"{what}".rstrip())
+        if self.tty:
+            self._draw()
+
+    def _draw(self) -> None:
+        elapsed = time.monotonic() - self.start
+        eta = elapsed / self.done * (self.total - self.done) if self.done else 0.0
+        filled = 30 * self.done // max(self.total, 1)
+        self.bar.write(f"[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} graded, "
+                       f"{elapsed:.0f} s, about {eta:.0f} s left")
+        self.bar.flush()
+
+    def finished(self) -> None:
+        if self.tty and self.done:
+            self.bar.write("\r\x1b[K")
+            self.bar.flush()
+
+
+def summary(outcome: GradeOutcome) -> None:
+    """The run's last lines: the verdict counts, the rate, the files; a warning for ``internal``."""
+    book, rows, counts = outcome.book, outcome.rows(), outcome.counts()
+    listed = ", ".join(f"{n} {v}" for v, n in counts.items() if n or v != "internal")
+    say(f"{book.module}: {count(len(rows), 'submission')}: {listed}")
+    if outcome.checked:
+        rate = outcome.checked / outcome.seconds * 60 if outcome.seconds > 0 else 0.0
+        say(f"checked {outcome.checked} in {outcome.seconds:.1f} s ({rate:.1f} submissions/minute)")
+    say(f"wrote {shown(book.json_path)} and {shown(book.csv_path)}")
+    if counts["internal"]:
+        print(f"ol: the harness could not grade {counts['internal']} submission(s) (verdict "
+              "internal); run the same command again to grade them", file=sys.stderr)
