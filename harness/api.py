@@ -20,6 +20,7 @@ request made in code fails as the command line would. Every result has ``to_json
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.engine.requests import (
@@ -111,6 +112,14 @@ def own_tests(request: OwnTestsRequest,
     module = load_course().module(request.module_id)
     load_alternatives(module)  # a module without hidden implementations stops here, in one line
     ids = list(request.mutant_ids) if request.mutant_ids is not None else None
-    return run_mine(module, request.suite_path(), request.jobs, mutant_ids=ids,
+    return run_mine(module, suite_path(request), request.jobs, mutant_ids=ids,
                     progress=progress)
+
+
+def suite_path(request: OwnTestsRequest) -> Path:
+    """The request's suite as a path (relative to its workspace if given); a HarnessError if
+    it is not a file or folder of tests."""
+    from harness.own_tests.stage import resolve_suite
+
+    return resolve_suite(request.suite, request.workspace)
 

@@ -36,7 +36,7 @@ def run_own_tests(args: argparse.Namespace) -> int:
     load_alternatives(module)  # a module without hidden implementations stops here, in one line
     request = api.OwnTestsRequest(module.id, args.mine, args.workspace, getattr(args, "jobs", None))
     json_path, gradescope_path = getattr(args, "json", None), getattr(args, "gradescope", None)
-    suite = request.suite_path()
+    suite = api.suite_path(request)
     workspace = Path(args.workspace).expanduser() if args.workspace else Path.cwd()
     check_report_paths([("--json", json_path), ("--gradescope", gradescope_path)], workspace,
                        [(suite, f"your tests (--mine {args.mine})")])

@@ -207,7 +207,7 @@ def replay(module: ModuleType, plan: Plan, wanted: set[tuple[int, int]] | None,
 @functools.cache
 def _mutant_code(module_id: str) -> tuple[tuple[Any, Any], ...]:
     """Every mutant of the module that applies, compiled once per process."""
-    from harness.engine.reference_copy import reference_source
+    from harness.engine.own_code import reference_source
     from harness.engine.mutants import apply, load_mutants
 
     module = load_course().module(module_id)

@@ -43,3 +43,13 @@ def module_from_source(name: str, source: str, filename: str) -> ModuleType:
 def reference_target(module: Module) -> InProcessTarget:
     course = load_course()
     return InProcessTarget("reference", load_reference(module), module.functions, course.returns)
+
+
+def reference_source(module: Module) -> str:
+    with open(load_reference(module).__file__, encoding="utf-8") as fh:
+        return fh.read()
+
+
+def reference_copy(module: Module, name: str) -> ModuleType:
+    """A fresh module object holding the reference's code (safe to instrument or patch)."""
+    return module_from_source(name, reference_source(module), f"<{name}: {module.file}>")

@@ -139,8 +139,3 @@ class OwnTestsRequest:
 
     def __post_init__(self) -> None:
         check_jobs(self.jobs)
-
-    def suite_path(self) -> Path:
-        from harness.own_tests.stage import resolve_suite
-
-        return resolve_suite(self.suite, self.workspace)

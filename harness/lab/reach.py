@@ -17,7 +17,7 @@ from typing import Any
 
 from harness.catalogs.metadata import collect
 from harness.engine.course import Module, load_course
-from harness.engine.reference_copy import reference_copy
+from harness.engine.own_code import reference_copy
 from harness.engine.results import RunResult
 from harness.engine.runner import run_case
 from harness.engine.target import InProcessTarget
