@@ -1,0 +1,98 @@
+"""The Python API (``harness.api``): each command as one call on a typed request, no printing."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness import api
+from harness.engine.course import REFERENCE_DIR
+from harness.engine.seeding import FRESH
+from harness.errors import HarnessError
+
+
+def workspace(root: Path) -> Path:
+    """A copy of the reference workspace: correct code for every module."""
+    shutil.copytree(REFERENCE_DIR / "python", root / "python")
+    return root
+
+
+def test_a_check_of_the_reference_from_python_passes_and_prints_nothing(capsys):
+    seen = []
+    result = api.check(api.CheckRequest("M06.3", target="reference"), on_result=seen.append)
+    assert result.verdict == "pass" and result.failed == 0
+    assert [t.name for t in seen] == [t.name for t in result.tests] and len(seen) > 5
+    assert capsys.readouterr() == ("", "")
+
+
+def test_a_check_of_the_students_workspace_runs_in_the_worker(tmp_path):
+    result = api.check(api.CheckRequest("M06.3", workspace=str(workspace(tmp_path / "ws")),
+                                        seed=1234))
+    assert result.verdict == "pass" and result.seed == 1234
+    assert result.workspace == str((tmp_path / "ws").resolve())
+
+
+def test_maxfail_stops_the_run_and_says_how_many_were_not_run():
+    full = api.check(api.CheckRequest("M07.6", target="s07", diagnose=False))
+    assert full.failed >= 2, "the mutant must fail more than one test for this to mean anything"
+    first = api.check(api.CheckRequest("M07.6", target="s07", diagnose=False, maxfail=1))
+    assert first.failed == 1 and first.verdict == "fail"
+    assert len(first.tests) < len(full.tests)
+    left = len(full.tests) - len(first.tests)
+    assert first.notes == (f"stopped after 1 failed test (--maxfail 1): {left} tests not run",)
+
+
+def test_a_lab_from_python_gives_the_kill_matrix():
+    result = api.lab(api.LabRequest("M06.3", jobs=2))
+    assert result.verdict == "pass"
+    assert result.to_json()["mutants"], "the lab ran no mutant"
+
+
+def test_a_gate_from_python_on_correct_code_passes_on_a_fresh_seed(tmp_path):
+    seen = []
+    result = api.gate(api.GateRequest("MS-P6", workspace=str(workspace(tmp_path / "ws"))),
+                      on_module=seen.append)
+    assert result.verdict == "pass" and result.seed is not None
+    assert [m.module for m in seen] == [m.module for m in result.modules] == ["M06.3", "M07.1", "M07.6"]
+
+
+def test_a_grade_from_python_writes_the_gradebook(tmp_path):
+    subs = tmp_path / "subs"
+    workspace(subs / "alice")
+    outcome = api.grade(api.GradeRequest("M06.3", str(subs), out=str(tmp_path / "book"), jobs=1,
+                                         seed=7))
+    assert outcome.counts() == {"pass": 1, "fail": 0, "error": 0, "internal": 0}
+    assert outcome.exit_code == 0 and outcome.book.seed == 7
+    assert outcome.book.json_path.is_file() and outcome.book.csv_path.is_file()
+
+
+@pytest.mark.parametrize(("build", "message"), [
+    (lambda: api.CheckRequest("M07.6", seed=-1), "--seed must be 'public' or an integer"),
+    (lambda: api.CheckRequest("M07.6", seed=FRESH), "--seed must be 'public' or an integer"),
+    (lambda: api.CheckRequest("M07.6", target="reference", workspace="ws"),
+     "--workspace and --ref-deps only apply to --target student"),
+    (lambda: api.CheckRequest("M07.6", maxfail=0), "--maxfail must be at least 1"),
+    (lambda: api.LabRequest("M07.6", jobs=0), "--jobs must be at least 1"),
+    (lambda: api.AuditRequest("M07.6", seeds=0), "--seeds must be a positive number"),
+    (lambda: api.GateRequest("MS-P6", seed=2**63), "--seed must be 'public' or an integer"),
+    (lambda: api.GradeRequest("M07.6", "subs", scheduler="tcp://h:8786"),
+     "--scheduler goes with --executor dask"),
+    (lambda: api.GradeRequest("M07.6", "subs", executor="threads"), "--executor must be local or dask"),
+    (lambda: api.GradeRequest("M07.6", "subs", memory_mb=1), "--memory-mb must be at least 256"),
+    (lambda: api.GradeRequest("M07.6", "subs", submission_timeout_s=0),
+     "--submission-timeout must be positive"),
+    (lambda: api.OwnTestsRequest("M07.6", "tests", jobs=10**6), "--jobs must be at least 1"),
+])
+def test_a_request_built_in_code_is_checked_as_the_options_are(build, message):
+    with pytest.raises(HarnessError, match=message.replace("(", r"\(")):
+        build()
+
+
+def test_the_fresh_seed_is_drawn_when_the_run_starts():
+    from harness.engine.seeding import resolve_seed
+
+    assert api.GateRequest("MS-P6").seed == FRESH
+    seeds = {resolve_seed(FRESH) for _ in range(5)}
+    assert all(isinstance(s, int) for s in seeds) and len(seeds) > 1
