@@ -96,3 +96,13 @@ def test_the_fresh_seed_is_drawn_when_the_run_starts():
     assert api.GateRequest("MS-P6").seed == FRESH
     seeds = {resolve_seed(FRESH) for _ in range(5)}
     assert all(isinstance(s, int) for s in seeds) and len(seeds) > 1
+
+
+def test_the_readmes_python_example_runs_as_written(capsys):
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Python API", 1)[1].split("\n## ", 1)[0]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(code, "README.md", "exec"), {})  # noqa: S102 - the README's own example
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("fail 0 ")  # the bundled workspace holds the stubs
+    assert lines[-1].startswith("pass ") and lines[-1].endswith(" mutants")
