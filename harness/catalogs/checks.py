@@ -50,14 +50,6 @@ def law_table(observed: dict[int, Any], expected: dict[int, Any]) -> str:
     )
 
 
-def returns_value(result: Any, what: str, pitfall: int | None = None) -> Any:
-    """The value of a ``Target.map`` result, or a failure saying what it raised instead."""
-    if result.error is not None:
-        raise CatalogFailure(f"{what} raised {type(result.error).__name__}: {result.error}; "
-                             "expected a value", pitfall)
-    return result.value
-
-
 def impossible_draws(counts, expected) -> list[int]:
     """The ids drawn at least once although their expected count is 0 (probability 0)."""
     return [i for i, (o, e) in enumerate(zip(counts, expected, strict=True)) if e == 0 and o > 0]

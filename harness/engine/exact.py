@@ -79,8 +79,3 @@ def categorical_intervals(probs: Sequence[float]) -> list[tuple[int, Interval]]:
             pieces.append((i, Interval(start, end - 1)))
             start = end
     return pieces
-
-
-def law_of(weighted: dict[object, Fraction]) -> dict[object, Fraction]:
-    """Drop zero masses (for printing)."""
-    return {k: v for k, v in weighted.items() if v}

@@ -51,10 +51,6 @@ class Mutant:
     edits: tuple[Edit, ...]
     extended: bool  # not one of the chapter's own mutants (s01, s02, ...)
 
-    @property
-    def toml_path(self) -> Path:
-        return mutants_dir() / self.module / f"{self.id}.toml"
-
 
 def mutants_dir() -> Path:
     """``<repo>/mutants``, the repo being the directory that holds the ``harness`` package."""

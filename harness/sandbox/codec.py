@@ -69,9 +69,6 @@ class RemoteError:
     message: str
     frames: tuple[Frame, ...] = field(default=(), compare=False)
 
-    def is_a(self, name: str) -> bool:
-        return name in self.bases
-
     def __str__(self) -> str:
         return f"{self.type}: {self.message}" if self.message else self.type
 
@@ -338,7 +335,3 @@ def decode_reply(data: Any) -> Reply:
     else:
         reply.error = decode_error(data.get("error"))
     return reply
-
-
-def is_finite_number(value: Any) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and math.isfinite(float(value))

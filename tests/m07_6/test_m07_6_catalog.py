@@ -19,7 +19,7 @@ from harness.catalogs import checks as support
 from harness.catalogs.m07_6 import test_catalog as catalog
 from harness.catalogs.checks import CatalogFailure
 from harness.engine.course import load_course
-from harness.engine.reference_copy import reference_copy
+from harness.engine.own_code import reference_copy
 from harness.engine.runner import run_catalog
 from harness.engine.seeding import case_seed, cases_from
 from harness.engine.target import InProcessTarget
