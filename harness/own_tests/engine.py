@@ -32,26 +32,22 @@ trusted to catch anything. (A test that reads the implementation's code rather t
 can still tell them apart; like any test of code instead of behaviour, that is outside what this
 grades.)
 
-Longer than the house 400 lines: the parent and the server speak one protocol and only make sense
-read together; the verdict (with its JSON shape) follows them. Staging the suite is
-``harness.own_tests.stage``; the reports (text, JSON, Gradescope) are ``harness.report.own_tests``.
+This module is the parent's side (the server's handle, the runs in flight, judging each report)
+and the verdict with its JSON shape, a little over the house 400 lines because the verdict is read
+with the judging it rests on. The server's side is ``harness.own_tests.server``; staging the
+suite is ``harness.own_tests.stage``; the reports (text, JSON, Gradescope) are
+``harness.report.own_tests``.
 """
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import functools
-import gc
 import json
 import os
 import random
 import re
 import secrets
-import select
-import signal
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -72,9 +68,8 @@ MESSAGE_BYTES = 3 * REPORT_BYTES  # a relayed report is JSON inside JSON
 MESSAGE_CHARS = 3000  # failure text kept per test
 MAX_TESTS = 20000
 OUTCOMES = ("passed", "failed", "skipped", "incomplete")
-_PR_SET_PDEATHSIG, _PR_SET_DUMPABLE = 1, 4
-_BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
-         "from harness.own_tests.engine import serve; serve(sys.argv[2:])")
+BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
+        "from harness.own_tests.server import serve; serve(sys.argv[2:])")
 
 
 # == what runs =====================================================================================
@@ -128,239 +123,6 @@ class Run:
         return self.status == "ran"
 
 
-# == the server (runs in the worker process) =======================================================
-
-def _prctl(option: int, value: int) -> None:
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
-
-
-def serve(argv: list[str]) -> None:
-    """The fork server's main: limits and hardening first, then the imports, then the runs."""
-    from harness.sandbox import worker
-
-    request_fd, reply_fd, config = int(argv[0]), int(argv[1]), json.loads(argv[2])
-    # As the isolated worker, before any thread starts (in a PID namespace this process is then
-    # PID 1, which no run can signal). tests/mine checks that the result matches the worker's.
-    sandboxed, contained = worker.harden(config)
-    _prctl(_PR_SET_DUMPABLE, 0)  # inherited: no run can open another's descriptors or memory
-    for fd in (request_fd, reply_fd):
-        os.set_inheritable(fd, False)
-    from harness.sandbox.protocol import Channel
-
-    forks = _Forks(Channel(request_fd, reply_fd), request_fd, config)
-    sys.path[:] = [p for p in sys.path if p != config["repo_root"]]
-    problem = _warm_up(config)
-    gc.collect()
-    gc.freeze()  # the children's collections skip what the server imported: fast, no copy-on-write
-    forks.channel.send_text(json.dumps({"op": "ready", "sandboxed": sandboxed,
-                                        "contained": contained, "problem": problem}))
-    if problem is None:
-        forks.serve()
-    os._exit(0)
-
-
-def _warm_up(config: dict) -> str | None:
-    """Import once what every child needs; the reason if something essential fails."""
-    import importlib
-
-    sys.path.insert(0, config["lib"])
-    try:
-        import numpy  # noqa: F401
-        import pytest  # noqa: F401
-        from _pytest.config import default_plugins
-
-        for name in default_plugins:
-            with contextlib.suppress(ImportError):
-                importlib.import_module(f"_pytest.{name}")
-        for name in config["deps"]:
-            importlib.import_module(name)
-    except Exception as exc:  # noqa: BLE001 - reported to the parent, which stops
-        return f"{type(exc).__name__}: {exc}"
-    for name in config["preload"]:
-        with contextlib.suppress(Exception):
-            importlib.import_module(name)
-    return None
-
-
-class _Forks:
-    """The server's loop: fork a child per request, collect its report, say when it is done."""
-
-    def __init__(self, channel: Any, request_fd: int, config: dict) -> None:
-        from harness.sandbox.proctree import kill_tree
-
-        self.channel, self.request_fd, self.config = channel, request_fd, config
-        self.kill_tree = kill_tree  # held before any run: a run cannot swap it
-        self.poller = select.poll()
-        self.poller.register(request_fd, select.POLLIN)
-        self.children: dict[int, dict] = {}  # pid -> {"id", "fd", "data", "cut"}
-        self.by_fd: dict[int, dict] = {}
-
-    def serve(self) -> None:
-        while True:
-            for fd, _ in self.poller.poll(50):
-                if fd == self.request_fd:
-                    request = self.channel.recv()
-                    if request is None:
-                        return  # the parent is done; it kills whatever is left
-                    if request["op"] == "kill":
-                        self.kill(request["id"])
-                    else:
-                        self.start(request["id"], request["source"])
-                elif fd in self.by_fd:
-                    self.read(self.by_fd[fd])
-            self.reap()
-
-    def start(self, rid: int, source: str) -> None:
-        read_fd, write_fd = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the child; its exit status is what the parent sees
-            try:
-                os.close(read_fd)
-                _child(write_fd, source, self.config)
-            finally:
-                os._exit(70)
-        os.close(write_fd)
-        os.set_blocking(read_fd, False)
-        child = {"id": rid, "fd": read_fd, "data": bytearray(), "cut": False}
-        self.children[pid], self.by_fd[read_fd] = child, child
-        self.poller.register(read_fd, select.POLLIN)
-        self.channel.send_text(json.dumps({"op": "started", "id": rid, "pid": pid}))
-
-    def kill(self, rid: int) -> None:
-        """The parent's wall-clock limit passed: SIGKILL that run's whole tree (seen from here, so
-        in the PID namespace's numbering). Its ``done`` follows when it is reaped."""
-        for pid, child in self.children.items():
-            if child["id"] == rid:
-                self.kill_tree(pid, include_root=True)
-
-    def read(self, child: dict) -> None:
-        while child["fd"] is not None:
-            try:
-                data = os.read(child["fd"], 1 << 16)
-            except BlockingIOError:
-                return
-            except OSError:
-                data = b""
-            room = REPORT_BYTES - len(child["data"])
-            child["data"] += data[:room]
-            child["cut"] = child["cut"] or len(data) > room
-            if not data or child["cut"]:
-                self.close(child)
-
-    def close(self, child: dict) -> None:
-        if child["fd"] is not None:
-            self.poller.unregister(child["fd"])
-            del self.by_fd[child["fd"]]
-            os.close(child["fd"])
-            child["fd"] = None
-
-    def reap(self) -> None:
-        """Collect exited children (and orphans re-parented here); report each child's run."""
-        while True:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
-            child = self.children.pop(pid, None)
-            if child is None:
-                continue
-            self.read(child)  # what is still in the pipe; a grandchild may hold it open
-            self.close(child)
-            report = None if child["cut"] else child["data"].decode("utf-8", "replace")
-            self.channel.send_text(json.dumps({"op": "done", "id": child["id"], "report": report,
-                                               "status": os.waitstatus_to_exitcode(status)}))
-
-
-def _child(write_fd: int, source: str, config: dict) -> None:  # pragma: no cover - forked
-    """One run: this implementation as the module, the suite through pytest, the report out."""
-    os.setpgid(0, 0)  # the parent kills this run's process group and descendants
-    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    null = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    os.closerange(3, write_fd)  # nothing of the server's: its pipes, other runs' reports
-    os.closerange(write_fd + 1, os.sysconf("SC_OPEN_MAX"))
-    work = tempfile.mkdtemp(prefix="run-", dir=config["home"])
-    os.chdir(work)
-    os.environ.update(TMPDIR=work, HOME=work)
-    tempfile.tempdir = None
-    _install(config["import_name"], source)
-    import pytest
-
-    recorder = _Recorder()
-    code = pytest.main([*config["targets"], *config["pytest_args"]], plugins=[recorder])
-    view = memoryview(json.dumps(recorder.report(int(code))).encode("utf-8"))
-    while view:
-        view = view[os.write(write_fd, view):]
-    os._exit(0)
-
-
-class _Loader:
-    """Executes the implementation from its code object: no file, no source for ``inspect``."""
-
-    def __init__(self, code: Any) -> None:
-        self.code = code
-
-    def create_module(self, spec: Any) -> None:
-        return None
-
-    def exec_module(self, module: Any) -> None:
-        exec(self.code, module.__dict__)  # noqa: S102 - our own implementation, as harness.engine.own_code
-
-
-def _install(import_name: str, source: str) -> None:  # pragma: no cover - forked
-    """``import_name`` is this source, from memory. Its file name is in angle brackets, which
-    pytest treats as generated code and leaves out of tracebacks: no line of it is shown."""
-    import importlib
-    import importlib.util
-
-    package, _, leaf = import_name.rpartition(".")
-    parent = importlib.import_module(package)
-    loader = _Loader(compile(source, f"<{import_name.replace('.', '/')}.py>", "exec"))
-    spec = importlib.util.spec_from_loader(import_name, loader, origin="ol")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[import_name] = module
-    loader.exec_module(module)
-    setattr(parent, leaf, module)
-
-
-class _Recorder:
-    """The children's pytest plugin: each test's outcome and failure text, and how pytest ended."""
-
-    def __init__(self) -> None:
-        self.tests: dict[str, dict[str, str]] = {}
-        self.errors: list[str] = []
-        self.exit: int | None = None
-
-    def pytest_collectreport(self, report: Any) -> None:
-        if report.failed:
-            self.errors.append(f"{report.nodeid or 'collection'}: {report.longreprtext}"
-                               [:MESSAGE_CHARS])
-
-    def pytest_runtest_logreport(self, report: Any) -> None:
-        entry = self.tests.setdefault(report.nodeid, {"outcome": "incomplete", "message": ""})
-        if report.failed:
-            if entry["outcome"] != "failed":
-                phase = "" if report.when == "call" else f"error in {report.when}: "
-                text = phase + report.longreprtext
-                entry.update(outcome="failed", message=text[:MESSAGE_CHARS])
-        elif report.skipped:
-            if entry["outcome"] != "failed":
-                entry["outcome"] = "skipped"
-        elif report.when == "call" and entry["outcome"] == "incomplete":
-            entry["outcome"] = "passed"
-
-    def pytest_sessionfinish(self, session: Any, exitstatus: int) -> None:
-        self.exit = int(exitstatus)
-
-    def report(self, code: int) -> dict:
-        return {"format": 1, "finished": self.exit is not None, "exit": code,
-                "tests": self.tests, "errors": self.errors[:20]}
-
-
 # == the parent's side =============================================================================
 
 class _ServerGone(Exception):
@@ -393,7 +155,7 @@ class _ForkServer:
                                "cgroup": process.cgroup, "limits": rlimits(limits)})
 
         def argv(request_fd: int, reply_fd: int) -> list:
-            return [sys.executable, "-I", "-c", _BOOT, str(REPO_ROOT), str(request_fd),
+            return [sys.executable, "-I", "-c", BOOT, str(REPO_ROOT), str(request_fd),
                     str(reply_fd), boot_config]
 
         def env(home: str) -> dict[str, str]:

@@ -228,7 +228,7 @@ def _servers_alive(ours: bool = False) -> list[int]:
             fields = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()
         except OSError:
             continue
-        if (mine._BOOT.encode() in argv and root in argv and fields[0] != b"Z"
+        if (mine.BOOT.encode() in argv and root in argv and fields[0] != b"Z"
                 and (not ours or int(fields[1]) == os.getpid())):
             pids.append(int(pid))
     return pids
