@@ -37,9 +37,13 @@ MESSAGE_ATTR_LIMIT = 200  # the attribute is a one-line headline; the element te
 def to_junit(results: Iterable[RunResult]) -> str:
     """A JUnit XML document (UTF-8 declaration, two-space indent, trailing newline)."""
     results = list(results)
-    root = ET.Element("testsuites", _counts(results, SUITES_NAME))
-    for result in results:
-        root.append(_suite(result))
+    return document(ET.Element("testsuites", _counts(results, SUITES_NAME)),
+                    [testsuite(result) for result in results])
+
+
+def document(root: ET.Element, suites: Iterable[ET.Element]) -> str:
+    """``root`` (a ``<testsuites>``) holding ``suites``, as the text of a JUnit XML file."""
+    root.extend(suites)
     ET.indent(root, space="  ")
     body = ET.tostring(root, encoding="unicode")
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n"
@@ -60,7 +64,8 @@ def _run_time(result: RunResult) -> float:
     return result.duration_s or sum(t.duration_s for t in result.tests)
 
 
-def _suite(result: RunResult) -> ET.Element:
+def testsuite(result: RunResult) -> ET.Element:
+    """One run's ``<testsuite>``: its counts, properties, test cases and summary."""
     attrs = _counts([result], xml_text(result.module))
     attrs["skipped"] = "0"
     suite = ET.Element("testsuite", attrs)
