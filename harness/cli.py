@@ -27,7 +27,7 @@ from harness.engine.limits import (
     check_count,
     check_seconds,
 )
-from harness.errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_USAGE, HarnessError
+from harness.errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, HarnessError
 
 
 class UsageError(HarnessError):
@@ -237,7 +237,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         print("ol: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_FAIL
     except Exception as exc:  # noqa: BLE001 - the one place an unforeseen error is caught

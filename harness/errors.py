@@ -9,6 +9,7 @@ EXIT_PASS = 0  # the verdict is pass
 EXIT_FAIL = 1  # the verdict is fail
 EXIT_USAGE = 2  # a usage or setup error: one line says what is wrong and what to do
 EXIT_INTERNAL = 3  # ol itself failed: one line names the log with the traceback
+EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports a process ended by SIGINT (128 + 2)
 
 
 def exit_code(verdict: str) -> int:
