@@ -9,7 +9,9 @@ from harness.engine.own_code import load_reference, module_from_source
 
 
 def reference_source(module: Module) -> str:
-    with open(load_reference(module).__file__, encoding="utf-8") as fh:
+    path = load_reference(module).__file__
+    assert path is not None, "the reference is imported from its file"
+    with open(path, encoding="utf-8") as fh:
         return fh.read()
 
 

@@ -14,15 +14,15 @@ from pathlib import Path
 
 import pytest
 
-import harness.lab.engine
 import harness.engine.mutants as mutants_mod
 import harness.engine.runner
+import harness.lab.engine
+from harness.cli import main
 from harness.engine import seeding
 from harness.engine.check import CheckRequest, run_check
-from harness.cli import main
 from harness.engine.course import REFERENCE_PYTHON
-from harness.errors import HarnessError
 from harness.engine.results import RunResult
+from harness.errors import HarnessError
 
 SEED = 424242
 

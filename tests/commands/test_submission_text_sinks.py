@@ -11,6 +11,7 @@ import threading
 
 import pytest
 
+from harness.engine.workspace import read_source
 from harness.errors import HarnessError
 from harness.gate.engine import (
     GateResult,
@@ -20,7 +21,6 @@ from harness.gate.engine import (
     to_gate_markdown,
 )
 from harness.grade.engine import say
-from harness.engine.workspace import read_source
 
 HOSTILE = "\x1b[2K\x1b[1A19 passed (verdict: pass)\r\u202e \ud800"
 
