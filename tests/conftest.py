@@ -17,6 +17,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
+
 REFERENCE_PYTHON = (Path(__file__).resolve().parent.parent / "reference" / "python").resolve()
 
 
@@ -57,9 +59,6 @@ def pytest_unconfigure(config) -> None:
         from harness.sandbox.fs import remove_tree
 
         remove_tree(_PRIVATE_TMP.pop())
-
-
-import pytest
 
 
 @pytest.fixture(scope="session")

@@ -17,11 +17,11 @@ import pytest
 
 from harness.catalogs.metadata import collect
 from harness.engine.course import load_course
-from harness.lab.engine import mutant_target
-from harness.engine.own_code import reference_target
 from harness.engine.mutants import load_mutants
+from harness.engine.own_code import reference_target
 from harness.engine.runner import run_case, run_catalog
 from harness.engine.seeding import cases_from
+from harness.lab.engine import mutant_target
 
 COURSE = load_course()
 MODULES = ("M06.3", "M07.1", "M07.6")

@@ -19,9 +19,6 @@ import numpy as np
 import pytest
 
 from harness.engine.course import REFERENCE_PYTHON, load_course
-from harness.sandbox.codec import MalformedReply, RemoteError
-from harness.sandbox.isolated import ImportProblem, IsolatedTarget, Limits
-from harness.engine.uniforms import PCGSource, ScriptedSource
 from harness.engine.target import (
     ContractViolation,
     InProcessTarget,
@@ -29,6 +26,9 @@ from harness.engine.target import (
     TargetError,
     TargetTimedOut,
 )
+from harness.engine.uniforms import PCGSource, ScriptedSource
+from harness.sandbox.codec import MalformedReply, RemoteError
+from harness.sandbox.isolated import ImportProblem, IsolatedTarget, Limits
 
 IMPORT_NAME = "tinyllm.prob.rejection"
 

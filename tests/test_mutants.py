@@ -20,18 +20,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.engine import mutants as mutants_module
 from harness.catalogs.m07_6 import test_catalog as catalog
+from harness.engine import mutants as mutants_module
 from harness.engine.course import load_course
-from harness.errors import HarnessError, MutantDoesNotApply
 from harness.engine.mutants import Edit, Mutant, apply, find_mutant, load_mutants, mutants_dir
+from harness.errors import HarnessError, MutantDoesNotApply
 
 REPO = Path(__file__).resolve().parent.parent
 REFERENCE_PYTHON = REPO / "reference" / "python"
 if str(REFERENCE_PYTHON) not in sys.path:  # tests/conftest.py normally does this
     sys.path.insert(0, str(REFERENCE_PYTHON))
 
-from tinyllm.prob import rejection as reference
+from tinyllm.prob import rejection as reference  # noqa: E402 - importable only from here on
 
 MODULE = "M07.6"
 FILE = "tinyllm/prob/rejection.py"
@@ -356,7 +356,7 @@ PROBES: dict[str, tuple[Probe, str]] = {
 
 def test_library_holds_the_chapter_mutants_and_the_extended_ones() -> None:
     files = sorted(p.stem for p in (mutants_dir() / MODULE).glob("*.toml"))
-    assert IDS == files
+    assert files == IDS
     assert [i for i in IDS if i.startswith("s")] == [f"s{n:02d}" for n in range(1, 20)]
     assert all(m.extended == m.id.startswith("x") for m in MUTANTS)
     assert any(m.extended for m in MUTANTS)

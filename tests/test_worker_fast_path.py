@@ -14,10 +14,10 @@ import types
 import numpy as np
 import pytest
 
+from harness.engine.target import ContractViolation, InProcessTarget, Target, TargetCrashed
 from harness.sandbox.codec import Reply, decode, encode, plain_key
 from harness.sandbox.invoke import invoke_encoded as invoke
 from harness.sandbox.invoke import invoke_immutable
-from harness.engine.target import ContractViolation, InProcessTarget, Target, TargetCrashed
 
 SOURCE = '''
 import numpy as np

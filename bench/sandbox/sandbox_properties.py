@@ -14,7 +14,8 @@ The probe (``probe``) checks from inside: writes outside the writable directory,
 the driver), the processes it can see and signal (the driver's pid, its parent), ``ptrace`` of
 its parent, a ``setsid`` + double-fork child, SysV shm (``IPC_PRIVATE``, 512 MiB and a few
 bytes that name the run)/msg/sem and a POSIX queue, ``add_key`` to the user and session
-keyrings, its capabilities, ``no_new_privs``, its rlimits, how many processes it can fork (pids cgroup or ``RLIMIT_NPROC``), and whether it
+keyrings, its capabilities, ``no_new_privs``, its rlimits, how many processes it can fork (pids
+cgroup or ``RLIMIT_NPROC``), and whether it
 can leave its cgroup or nest a user namespace. A second phase kills the mechanism's outermost
 process with SIGKILL while the probe sleeps: does anything of the sandbox survive?
 """
@@ -456,7 +457,7 @@ def run_one(name: str, as_root: bool, build, opts, libc) -> dict:
     cfg2 = dict(cfg, hold=True, token=token + "h", fork_attempts=0)
     holder = subprocess.Popen(build(str(writable), json.dumps(cfg2)), stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, cwd=writable, env=env,
-                              preexec_fn=_drop_to(uid, gid, cgroup, limits))  # noqa: PLW1509
+                              preexec_fn=_drop_to(uid, gid, cgroup, limits))
     ready, _, _ = select.select([holder.stdout], [], [], 60)
     line = holder.stdout.readline() if ready else b""
     holder.kill()

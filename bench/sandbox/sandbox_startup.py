@@ -6,7 +6,8 @@ One interleaved run: every round times each variant once (a fresh process each, 
 rotated from round to round, so a change in the machine's load hits all of them alike); the
 table gives the median wall time per variant, its ratio to the plain start of the same user and
 the difference in milliseconds, and the same for the CPU time of the process tree (as root from
-a ``cpuacct`` cgroup per variant, else ``wait4``), which other load on the machine disturbs less. Variants (each as root, and with ``--user`` as that
+a ``cpuacct`` cgroup per variant, else ``wait4``), which other load on the machine disturbs less.
+Variants (each as root, and with ``--user`` as that
 user too, its uid and gid set before exec, as ``bench/sandbox_properties.py`` does):
 
 - ``plain``: ``PYTHON -I -c "import numpy"``;
@@ -118,7 +119,7 @@ def time_once(argv: list[str], cwd: str, env: dict[str, str], preexec,
         start = time.perf_counter()
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=err,
-                                preexec_fn=preexec)  # noqa: PLW1509 - one thread
+                                preexec_fn=preexec)
         _, status, usage = os.wait4(proc.pid, 0)
         elapsed = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)

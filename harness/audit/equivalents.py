@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.audit.mutations import MutmutMutant
-from harness.errors import HarnessError
 from harness.engine.mutants import mutants_dir
+from harness.errors import HarnessError
 
 KINDS = ("equivalent", "out-of-contract")
 _FIELDS = {"function", "original", "mutated", "kind", "reason", "occurrence"}

@@ -52,13 +52,21 @@ def cpu_seconds(who: int = resource.RUSAGE_CHILDREN) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+# mutmut is for the instructor's audit only: students install ol without it (the `audit` extra).
+MUTMUT_HINT = "get it with: pip install -e '.[audit]'"
+
+
 def mutmut_version() -> str:
+    """The installed mutmut's version; a HarnessError saying how to get it when it is missing."""
+    import importlib
     from importlib.metadata import PackageNotFoundError, version
 
     try:
+        importlib.import_module("mutmut")
         return version("mutmut")
-    except PackageNotFoundError:
-        raise HarnessError("mutmut is not installed", "python3 -m pip install 'mutmut>=3.3,<4'") from None
+    except (ImportError, PackageNotFoundError):
+        raise HarnessError("`ol audit --mutmut` needs mutmut, which is not installed",
+                           MUTMUT_HINT) from None
 
 
 def _mutmut(workdir: Path, *args: str, timeout: float = MUTMUT_TIMEOUT_S) -> tuple[int, str]:

@@ -35,11 +35,11 @@ from harness.audit.sampled_pcg import StreamsTest, UniformChiSquareTest
 from harness.audit.tabulate import NotTabulable
 from harness.catalogs.metadata import collect
 from harness.engine.course import Module, load_course
+from harness.engine.mutants import Mutant, load_mutants, mutants_dir
+from harness.engine.own_code import load_reference, reference_target
+from harness.engine.runner import alarm, run_case
 from harness.errors import HarnessError
 from harness.lab.engine import mutant_target
-from harness.engine.own_code import load_reference, reference_target
-from harness.engine.mutants import Mutant, load_mutants, mutants_dir
-from harness.engine.runner import alarm, run_case
 
 DEFAULT_SEEDS = 200
 FALSE_ALARM_FACTOR = 10
@@ -109,10 +109,10 @@ def reachable(source: str, entry: str) -> set[str]:
         if name in seen or name not in defs:
             continue
         seen.add(name)
-        node = defs[name]
-        if isinstance(node, ast.ClassDef):
-            todo += [f"{name}.{n.name}" for n in node.body if isinstance(n, ast.FunctionDef)]
-        todo += [c.func.id for c in ast.walk(node)
+        found = defs[name]
+        if isinstance(found, ast.ClassDef):
+            todo += [f"{name}.{n.name}" for n in found.body if isinstance(n, ast.FunctionDef)]
+        todo += [c.func.id for c in ast.walk(found)
                  if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)]
     return seen
 
@@ -196,7 +196,9 @@ def run_power_audit(module_id: str, seeds: int = DEFAULT_SEEDS, jobs: int | None
     tests = sampled_tests(module)
     mutants = _library(module_id)
     jobs = max(1, jobs or os.cpu_count() or 1)
-    source = Path(load_reference(module).__file__).read_text(encoding="utf-8")
+    reference_file = load_reference(module).__file__
+    assert reference_file is not None, "the reference is imported from its file"
+    source = Path(reference_file).read_text(encoding="utf-8")
     relevant = [[m for m in mutants if m.function in reachable(source, t.entry)] for t in tests]
     _POOL_STATE.update(module=module, tests=tests, mutants={m.id: m for m in mutants})
     timings: dict[str, float] = {}
@@ -296,6 +298,7 @@ def _mutant_row(test, mutant: Mutant, prep: dict, trials: list[Trial] | None) ->
                            _brief(law), None, fixed,
                            note=law.get("note", "exact law equals the reference's"))
     method = "table" if prep["table"] is not None else "trials"
+    assert trials is not None, "a mutant that changes the law was run in trials"
     power = analytic.rate(sum(t.killed for t in trials), len(trials))
     stats = [t.statistic for t in trials if not t.raised]
     mean = sum(stats) / len(stats) if stats else None

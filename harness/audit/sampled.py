@@ -33,8 +33,8 @@ from harness.engine.exact import (
     running_sums,
     u_of,
 )
-from harness.engine.uniforms import ScriptedSource
 from harness.engine.target import Result, TargetEscape
+from harness.engine.uniforms import ScriptedSource
 
 RAISES = "raises"
 
@@ -54,7 +54,8 @@ class Spy:
     """A target that records the calls of one function and answers each with ``answer``."""
 
     def __init__(self, fn: str, answer: Any) -> None:
-        self.fn, self.answer, self.calls = fn, answer, []
+        self.fn, self.answer = fn, answer
+        self.calls: list[tuple] = []
 
     def map(self, fn: str, calls: list[tuple], **kwargs: Any) -> list[Result]:
         self.calls.extend(calls)
@@ -337,7 +338,8 @@ class MeanTriesTest:
         probe = _probe(target, self.entry,
                        lambda x, k1, k2: (p, q, m, ScriptedSource([u_of(k1), u_of(k2)]), 1), read)
         proposal = [count_below(c) for c in running_sums(q)]
-        accept = [count_below(Fraction(a) / (Fraction(m) * Fraction(b))) for a, b in zip(p, q, strict=True) if b > 0]
+        accept = [count_below(Fraction(a) / (Fraction(m) * Fraction(b)))
+                  for a, b in zip(p, q, strict=True) if b > 0]
         cuts = boundary_cuts(proposal + accept)
         table = build_table(probe, 1, cuts, cuts)
         draws = sorted({a[1] for a in table.answers if a[0] == "draws"})
@@ -356,7 +358,8 @@ class MeanTriesTest:
             raising += w if answer[0] not in ("accept", "reject") else 0
         a, offset = float(accept), self._offset(table)
         mean = offset + 1 / a if a > 0 else math.inf
-        changed = raising > 0 or offset != 0 or abs(accept - Fraction(1) / Fraction(self.m)) > 64 * Fraction(1, SCALE)
+        changed = (raising > 0 or offset != 0
+                   or abs(accept - Fraction(1) / Fraction(self.m)) > 64 * Fraction(1, SCALE))
         power = (analytic.geometric_alarm(a, offset, self.m, self.size, self.sigmas)
                  if a > 0 and not raising else 1.0)
         return {"accept_per_try": a, "offset": offset, "mean_tries": mean, "p_raise": float(raising),

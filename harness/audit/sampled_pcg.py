@@ -33,8 +33,8 @@ from harness.audit.pcg import u32_stream, uniform_ks
 from harness.audit.sampled import ChiSquareTest, Trial
 from harness.audit.tabulate import NotTabulable
 from harness.engine.exact import SCALE
-from harness.engine.uniforms import HarnessPCG32
 from harness.engine.target import TargetEscape
+from harness.engine.uniforms import HarnessPCG32
 
 # Seeds at which a target's words must equal PCG32's for the fast path: small, large, the extremes.
 CHECK_SEEDS = (0, 1, 2**32 + 7, 2**63 + 5, 2**64 - 1)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -37,7 +38,8 @@ class Table:
     cuts1: np.ndarray
     cuts2: np.ndarray
     codes: np.ndarray
-    answers: tuple[Hashable, ...]
+    # Hashable (told apart by equality); what each is, is the probe's: callers index theirs.
+    answers: tuple[Any, ...]
 
     def lookup(self, x: np.ndarray, k1: np.ndarray, k2: np.ndarray) -> np.ndarray:
         i = np.searchsorted(self.cuts1, k1, side="right") - 1

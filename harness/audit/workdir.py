@@ -92,6 +92,7 @@ def mutmut_target(module_id: str, copy_root: Path):
     course = load_course()
     module = course.module(module_id)
     mod = importlib.import_module(module.import_name)
+    assert mod.__file__ is not None, "the mutated copy is imported from its files"
     where = Path(mod.__file__).resolve()
     if not where.is_relative_to(copy_root.resolve()):
         raise RuntimeError(f"{module.import_name} was imported from {where}, not from the mutated "

@@ -1,4 +1,5 @@
-"""``ol audit MODULE``: mutmut over the reference (``--mutmut``) and the power of the sampled tests (``--power``).
+"""``ol audit MODULE``: mutmut over the reference (``--mutmut``), the power of the sampled tests
+(``--power``).
 
 With neither flag both run. ``--seeds N`` sets the seeds per mutant of the power audit (the
 false-alarm rate uses ten times as many); ``--out DIR`` the report folder (default ``reports/``).

@@ -29,10 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from harness.engine.course import Module, load_course
 from harness.diagnosis.outcome import call_text, describe, expected_words, outcome_key
 from harness.diagnosis.record import Batch, Recorder
-from harness.errors import MutantDoesNotApply
+from harness.engine.course import Module, load_course
 from harness.engine.results import (
     CRASHED,
     EXITED,
@@ -42,8 +41,6 @@ from harness.engine.results import (
     Diagnosis,
     RunResult,
 )
-from harness.sandbox.codec import Handle
-from harness.engine.uniforms import RecordingSource
 from harness.engine.target import (
     Result,
     TargetEscape,
@@ -54,6 +51,9 @@ from harness.engine.target import (
     resolve_in,
     show_args,
 )
+from harness.engine.uniforms import RecordingSource
+from harness.errors import MutantDoesNotApply
+from harness.sandbox.codec import Handle
 
 MAX_PER_BATCH = 300
 MAX_DIFFERING = 120
@@ -199,6 +199,7 @@ def replay(module: ModuleType, plan: Plan, wanted: set[tuple[int, int]] | None,
                 if student is not None and not isinstance(student, _PLAIN_ARGS):
                     objects[_object_key(student)] = reply.value
             else:
+                assert reply.error is not None, "a reply that did not return has its error"
                 result, violation = Result(calls[i], error=rebuild(reply.error), draws=draws), ""
             answers[(id(batch), i)] = (outcome_key(result, violation), result, violation)
     return answers
@@ -207,8 +208,8 @@ def replay(module: ModuleType, plan: Plan, wanted: set[tuple[int, int]] | None,
 @functools.cache
 def _mutant_code(module_id: str) -> tuple[tuple[Any, Any], ...]:
     """Every mutant of the module that applies, compiled once per process."""
-    from harness.engine.own_code import reference_source
     from harness.engine.mutants import apply, load_mutants
+    from harness.engine.own_code import reference_source
 
     module = load_course().module(module_id)
     source = reference_source(module)
@@ -282,11 +283,11 @@ def diagnose(module: Module, run: RunResult, recorder: Recorder) -> tuple[Diagno
     screen = ([differing[i] for i in _evenly(len(differing), SCREEN)],
               [agreeing[i] for i in _evenly(len(agreeing), SCREEN)] if agreeing else [])
     passed = {t.name for t in run.tests if t.ok}
-    screened = [(m, code, _match(m, fresh_module(m, code), plans, *screen, ref_answers, returns,
+    tried = [(m, code, _match(m, fresh_module(m, code), plans, *screen, ref_answers, returns,
                                  alarm, quiet))
                 for m, code in _mutant_code(module.id)
                 if not passed.intersection(m.designated)]  # it fails a test the code passes
-    screened = [x for x in screened if x[2] is not None and x[2].explains]
+    screened = [(m, code, match) for m, code, match in tried if match is not None and match.explains]
     screened.sort(key=lambda x: (-len(x[2].explains), x[2].conflicts))
     matches = [match for m, code, _ in screened[:SHORTLIST]
                if (match := _match(m, fresh_module(m, code), plans, differing, agreeing,
@@ -359,7 +360,7 @@ def _explain(module: Module, run: RunResult, differing: list[tuple[Plan, Probe]]
         probe = differing[j][1]
         return ref_answers[(id(probe.batch), probe.index)][1]
 
-    ranked: list[tuple[int, Diagnosis]] = []
+    ranked: list[tuple[int, int, Diagnosis]] = []
     left = set(by_test)
     while left:
         options = []
@@ -384,16 +385,17 @@ def _explain(module: Module, run: RunResult, differing: list[tuple[Plan, Probe]]
                                                              [m.mutant.id for m in group],
                                                              best[0], total, examples)))
         left -= best[2]
-    tests = {t.name: t for t in run.failures()}
+    failing = {t.name: t for t in run.failures()}
     told: dict[int | None, list[str]] = {}
     for name in [t.name for t in run.failures() if t.name in left or t.name not in by_test]:
-        if tests[name].category == "wrong":
-            told.setdefault(tests[name].pitfall, []).append(name)
+        if failing[name].category == "wrong":
+            told.setdefault(failing[name].pitfall, []).append(name)
     for pitfall, names in told.items():
-        calls = sorted(j for n in names for j in by_test.get(n, ()))
-        example = _example(differing[calls[0]][1], expected(calls[0])) if calls else ""
-        ranked.append((len(names), len(calls), _check_entry(module, pitfall, [tests[n] for n in names],
-                                                            len(calls), total, example)))
+        told_calls = sorted(j for n in names for j in by_test.get(n, ()))
+        example = _example(differing[told_calls[0]][1], expected(told_calls[0])) if told_calls else ""
+        ranked.append((len(names), len(told_calls),
+                       _check_entry(module, pitfall, [failing[n] for n in names], len(told_calls),
+                                    total, example)))
     # The mistake that most failing tests point to first, then the one with most calls (a law test
     # makes thousands of calls, a unit test a few); stable: among equals, mutants first, then test order.
     ranked.sort(key=lambda r: (-r[0], -r[1]))

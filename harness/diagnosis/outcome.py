@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from harness.sandbox.codec import Handle, Opaque, RemoteError
 from harness.engine.target import show_args
+from harness.sandbox.codec import Handle, Opaque, RemoteError
 
 # Checked in this order: the first base class of the exception found here names its family.
 _FAMILIES = ("NotImplementedError", "RecursionError", "ValueError", "TypeError", "RuntimeError",

@@ -13,13 +13,11 @@ import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from harness.engine.course import Course, Module, load_course
 from harness.diagnosis.record import Recorder
-from harness.errors import HarnessError
+from harness.engine.course import Course, Module, load_course
 from harness.engine.requests import CheckRequest
 from harness.engine.results import RunResult, TestResult
 from harness.engine.runner import IN_PROCESS_TEST_LIMIT_S, run_catalog
-from harness.sandbox.fs import remove_tree
 from harness.engine.target import Target
 from harness.engine.workspace import (
     Workspace,
@@ -28,6 +26,8 @@ from harness.engine.workspace import (
     content_hash,
     prepare_overlay,
 )
+from harness.errors import HarnessError
+from harness.sandbox.fs import remove_tree
 
 PASSES_FILE = ".ol/passes.json"
 
@@ -87,8 +87,8 @@ def open_target(request: CheckRequest, ws: Workspace | None) -> Iterator[Target]
                              whole_catalog=request.pattern is None) as target:
             yield target
     else:
-        from harness.lab.engine import mutant_target
         from harness.engine.mutants import find_mutant
+        from harness.lab.engine import mutant_target
 
         yield mutant_target(find_mutant(module.id, request.target), module)
 

@@ -29,6 +29,7 @@ def module_from_source(name: str, source: str, filename: str) -> ModuleType:
     """Execute ``source`` as a fresh module ``name`` (not registered under the real name)."""
     ensure_reference_path()
     spec = importlib.util.spec_from_loader(name, loader=None, origin=filename)
+    assert spec is not None, "without a loader, spec_from_loader always makes a spec"
     mod = importlib.util.module_from_spec(spec)
     mod.__file__ = filename
     code = compile(source, filename, "exec")

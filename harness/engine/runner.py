@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from harness.catalogs.metadata import collect
-from harness.engine.course import Module
 from harness.diagnosis.outcome import PROGRAMMING_ERRORS, error_bases, error_name
+from harness.engine.course import Module
 from harness.engine.results import (
     CRASHED,
     EXITED,
@@ -109,7 +109,7 @@ def run_case(module: Module, info: CaseInfo, fn: Callable[..., Any], target: Tar
         pitfall = getattr(exc, "pitfall", None)
     except NotImplementedError as exc:
         outcome, message = Outcome.FAILED, f"not implemented yet: {exc}"
-    except Exception as exc:  # noqa: BLE001 - the target raised something the test did not expect
+    except Exception as exc:
         remote = getattr(exc, "remote", None) or getattr(exc, "ol_remote", None)
         if remote is None:  # every answer of the code under test arrives rebuilt, with its remote
             raise CatalogError(f"{info.name} itself raised {type(exc).__name__}: {exc}; this is a "

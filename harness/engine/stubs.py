@@ -43,9 +43,10 @@ def stub_source(module: Module) -> str:
             raise HarnessError(f"the contract {module.contract} has no docstring for {qualname}",
                                "every contract function documents its rules")
         indent = " " * first.col_offset
+        assert first.end_lineno is not None, "ast.parse gives every node its lines"
         inserts.append((first.end_lineno,
                         f'{indent}raise NotImplementedError("{qualname} is not implemented yet")\n'))
-    doc_end = tree.body[0].end_lineno if ast.get_docstring(tree) is not None else 0
+    doc_end = (tree.body[0].end_lineno or 0) if ast.get_docstring(tree) is not None else 0
     header = (f"\n# Written by `ol start {module.id}`. Replace each `raise NotImplementedError` with\n"
               f"# your implementation; the rules are in the docstrings (the contract).\n\n"
               "from __future__ import annotations\n")

@@ -3,7 +3,8 @@
 Every call, in a student's worker or in this process (the reference, a mutant), goes through the
 one call path ``harness.sandbox.invoke``; a worker's replies cross as plain data
 (``codec.decode_reply``). Every reply then passes the same contract checks here: return types,
-arguments changed in place, results that alias an argument. A test never learns which kind of target it calls. Anything that looks like an
+arguments changed in place, results that alias an argument. A test never learns which kind of
+target it calls. Anything that looks like an
 escape (exit, crash, time-out, malformed data) is recorded, and the runner fails the test
 whatever the test itself concluded: verdicts fail closed. What the code printed during a test
 (``output``, ``output_dropped``) and where it raised (``RemoteError.frames``, on
@@ -17,14 +18,14 @@ import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
+from harness.engine.uniforms import RecordingSource, draw_count
 from harness.sandbox.codec import Handle, Opaque, RemoteError, Reply
 from harness.sandbox.frames import Files, exactly
 from harness.sandbox.invoke import RETURNED, answer, call, invoke, own_copy
-from harness.engine.uniforms import RecordingSource, draw_count
 
 # Exceptions rebuilt as themselves in the test, so ``pytest.raises(ValueError)`` reads naturally.
 _REBUILT = (
@@ -41,6 +42,10 @@ class ContractViolation(AssertionError):
         super().__init__(message)
         self.pitfall = pitfall
         self.kind = kind  # "mutated" | "aliased" | "type" | "narrow" (a float32 array for float64[])
+
+    # The answers before the violating one, for the recorder: set by the target that raises it
+    # (an annotation only, so ``getattr(exc, "results", ())`` still tells when it was not set).
+    results: list[Result]
 
 
 class TargetError(Exception):
@@ -264,7 +269,7 @@ class Target:
             isinstance(a, RecordingSource) for args in (*calls, tuple(kwargs.values())) for a in args)
         common: dict[int, bool] = {}  # per reply object: a worker sends a repeated reply once
         results: list[Result] = []
-        failed: list[BaseException] = []
+        failed: list[ContractViolation | TargetEscape] = []
         received = 0
 
         def take(replies: Sequence[Reply]) -> None:
@@ -295,10 +300,11 @@ class Target:
         if received != len(calls):
             self._escape(TargetCrashed(f"{fn}: the worker answered {received} of {len(calls)} calls"))
         if failed:
-            if isinstance(failed[0], TargetEscape):
-                self._escape(failed[0])
-            failed[0].results = results  # the answers before the violating one, for the recorder
-            raise failed[0]
+            first = failed[0]
+            if isinstance(first, TargetEscape):
+                self._escape(first)
+            first.results = results  # the answers before the violating one, for the recorder
+            raise first
         return results
 
     def _stream(self, fn: str, calls: list[tuple], kwargs: dict,
@@ -306,11 +312,11 @@ class Target:
         """Hand ``take`` the replies of ``calls``, in order and in as many pieces as they come."""
         take(self._replies(fn, calls, kwargs))
 
-    def _escape(self, exc: TargetEscape) -> None:
+    def _escape(self, exc: TargetEscape) -> NoReturn:
         self.escape = self.escape or exc
         raise exc
 
-    def _violate(self, message: str, pitfall: int | None = None, kind: str = "") -> None:
+    def _violate(self, message: str, pitfall: int | None = None, kind: str = "") -> NoReturn:
         exc = ContractViolation(message, pitfall, kind)
         self.violation = self.violation or exc
         raise exc
@@ -325,10 +331,12 @@ class Target:
                                        "a function must return or raise"))
         if reply.mutated:  # also when it raised: an error leaves the caller's arguments as they were
             which = ", ".join(f"argument {i + 1}" for i in reply.mutated)
-            self._violate(f"{fn}({show_args(args)}) modified {which} in place"
-                          f"{' (and then raised ' + reply.error.type + ')' if reply.status == 'raised' else ''}"
+            raised = (f" (and then raised {reply.error.type})"
+                      if reply.status == "raised" and reply.error is not None else "")
+            self._violate(f"{fn}({show_args(args)}) modified {which} in place{raised}"
                           "; no function may modify its arguments", kind="mutated")
         if reply.status == "raised":
+            assert reply.error is not None, "a reply that raised has its error"
             exc = rebuild(reply.error)
             if isinstance(exc, NotImplementedError):
                 self.not_implemented = self.not_implemented or fn

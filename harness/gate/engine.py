@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.engine.course import Course, Module, load_course
-from harness.errors import HarnessError
 from harness.engine.results import FORMAT_VERSION, RunResult
 from harness.engine.workspace import Workspace, module_state
+from harness.errors import HarnessError
 
 STATUSES = ("pass", "fail", "error", "blocked")
 

@@ -14,10 +14,13 @@ is started.
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.engine.course import Module
 from harness.errors import HarnessError
+
+if TYPE_CHECKING:
+    from harness.grade.slots import SlotPool
 
 PLUGIN_NAME = "ol-grade-slots"
 
@@ -27,14 +30,14 @@ except ImportError:  # the plugin is only defined where distributed is installed
     WorkerPlugin = object  # type: ignore[misc,assignment]
 
 
-class SlotKeeper(WorkerPlugin):  # type: ignore[misc,valid-type]
+class SlotKeeper(WorkerPlugin):
     """On each Dask worker: the grading slots its tasks share; they die with the plugin."""
 
     name = PLUGIN_NAME
 
     def __init__(self, module_id: str) -> None:
         self.module_id = module_id
-        self.pool = None
+        self.pool: SlotPool | None = None
 
     def setup(self, worker: Any) -> None:
         from harness.grade.slots import SlotPool
@@ -52,12 +55,12 @@ def grade_shipped(request: dict[str, Any], files: dict[str, bytes], budget: floa
 
     The row names the submission, not the folder it was graded in here, and holds valid text
     only, so it is the row the local executor writes for the same submission."""
-    from harness.grade.slots import SlotPool, materialize
     from harness.grade.gradebook import clean, renamed
+    from harness.grade.slots import SlotPool, materialize
     from harness.sandbox.fs import remove_tree
     from harness.sandbox.rundirs import run_dir
 
-    keeper = None
+    keeper: Any = None  # the SlotKeeper registered under PLUGIN_NAME, if any
     with contextlib.suppress(ImportError, ValueError):
         from distributed import get_worker
 
@@ -71,6 +74,7 @@ def grade_shipped(request: dict[str, Any], files: dict[str, bytes], budget: floa
         materialize(files, root)
         if own:  # called outside a worker that has the plugin: a slot for this call only
             pool = SlotPool(request["module"], recycle_after=1)
+        assert pool is not None, "the worker's pool, or one of this call's own"
         row = pool.grade(dict(request, workspace=str(root)), budget)
     finally:
         if own and pool is not None:
@@ -106,7 +110,7 @@ def run_dask(module: Module, jobs: list, settings: dict[str, Any], scheduler: st
     budget = settings["submission_timeout_s"]
     try:
         client.register_plugin(SlotKeeper(module.id), name=PLUGIN_NAME)
-        futures = {}
+        futures: dict[Any, Any] = {}  # a Dask future: its job
         for job in jobs:
             request = job.request(module.id, settings, "")
             future = client.submit(grade_shipped, request, job.files, budget, pure=False,

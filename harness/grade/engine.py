@@ -3,8 +3,8 @@
 Each subdirectory is one student's workspace, checked exactly as ``ol check MODULE --workspace
 DIR [--ref-deps]`` checks it (the student's code in an isolated worker with the same limits), by
 long-lived grading slots (``harness.grade.slots``): ``--jobs`` of them on this machine, or one per
-Dask worker thread (``harness.grade.dask_executor``). The gradebook (``harness.grade.gradebook``) is written after
-every graded submission, so a run killed at any point continues where it stopped when started
+Dask worker thread (``harness.grade.dask_executor``). The gradebook (``harness.grade.gradebook``)
+is written after every graded submission, so a run killed at any point continues where it stopped when started
 again; a submission whose ``python/`` tree and grading context are unchanged is not graded again.
 
 Every submission of a gradebook is checked on the cases of one seed: a fresh run seed for a new

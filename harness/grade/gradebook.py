@@ -31,10 +31,10 @@ from typing import Any
 
 from harness import __version__
 from harness.engine.course import PACKAGE_DIR, Module
-from harness.errors import HarnessError
 from harness.engine.results import FORMAT_VERSION
-from harness.sandbox.staging import as_text, text_of_name
 from harness.engine.seeding import describe, is_run_seed
+from harness.errors import HarnessError
+from harness.sandbox.staging import as_text, text_of_name
 
 JSON_NAME, CSV_NAME = "gradebook.json", "gradebook.csv"
 KIND = "ol-gradebook"

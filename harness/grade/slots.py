@@ -2,7 +2,8 @@
 
 Why not one ``ol check`` process per submission: a cold check of a correct M07.6 spends 42% of
 its CPU on start-up (the interpreter, numpy, scipy, the catalog and its seeded inputs; measured in
-docs/grading.md); a slot pays that once and then runs ``run_check`` per submission, exactly as ``ol check`` does (the student's
+docs/grading.md); a slot pays that once and then runs ``run_check`` per submission, exactly as
+``ol check`` does (the student's
 code still runs in a fresh isolated worker with limits for every submission). Why not threads in
 the grading process: the catalog's own work (exact enumeration, chi-square) is Python on the
 harness side, so threads would share one core.
@@ -45,9 +46,9 @@ def grade_workspace(module_id: str, root: str, ref_deps: bool, limits: dict[str,
     A setup error (``ol check`` exit 2) is the verdict ``error`` with its one-line message.
     """
     from harness.engine.check import CheckRequest, run_check
+    from harness.engine.workspace import resolve_workspace
     from harness.errors import HarnessError
     from harness.sandbox.isolated import Limits
-    from harness.engine.workspace import resolve_workspace
 
     start = time.perf_counter()
     try:

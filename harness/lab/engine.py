@@ -25,14 +25,14 @@ from typing import Any
 
 from harness.catalogs.metadata import collect
 from harness.engine.course import Module, load_course
-from harness.lab.reach import reaches, reference_run_with_coverage
-from harness.errors import MutantDoesNotApply, VerdictFailure
+from harness.engine.mutants import Mutant, apply, load_mutants
 from harness.engine.own_code import load_reference, module_from_source, reference_target
 from harness.engine.results import FORMAT_VERSION, Outcome, RunResult, TestResult
-from harness.engine.mutants import Mutant, apply, load_mutants
 from harness.engine.runner import run_case, run_catalog
 from harness.engine.seeding import cases_from
 from harness.engine.target import InProcessTarget
+from harness.errors import MutantDoesNotApply, VerdictFailure
+from harness.lab.reach import reaches, reference_run_with_coverage
 
 LAB_TEST_LIMIT_S = 60.0
 

@@ -55,9 +55,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.engine.course import REFERENCE_PYTHON, REPO_ROOT, Module
+from harness.engine.results import FORMAT_VERSION
 from harness.errors import HarnessError, MutantDoesNotApply, VerdictFailure
 from harness.own_tests.stage import stage
-from harness.engine.results import FORMAT_VERSION
 from harness.sandbox.fs import remove_tree
 
 RUN_LIMIT_S = 60.0  # wall clock per implementation: the whole suite once
@@ -91,9 +91,9 @@ class Implementation:
 
 def implementations(module: Module, mutant_ids: list[str] | None = None) -> list[Implementation]:
     """The reference, the hidden correct implementations, then the mutants (or ``mutant_ids``)."""
-    from harness.own_tests.alternatives import load_alternatives
-    from harness.lab.engine import mutant_source
     from harness.engine.mutants import find_mutant, load_mutants
+    from harness.lab.engine import mutant_source
+    from harness.own_tests.alternatives import load_alternatives
 
     impls = [Implementation("reference", "the reference",
                             (REFERENCE_PYTHON / module.file).read_text(encoding="utf-8"))]

@@ -20,7 +20,6 @@ import sys
 import tempfile
 from typing import Any
 
-
 from harness.own_tests.engine import MESSAGE_CHARS, REPORT_BYTES
 
 _PR_SET_PDEATHSIG, _PR_SET_DUMPABLE = 1, 4

@@ -144,7 +144,8 @@ def _rewrite_ahead(snap: Path) -> None:
         return
     for path in snap.rglob("*.py"):
         try:
-            stat, code = rewrite._rewrite_test(path, None)
+            # pytest's private API is typed for a Config; it takes None (no config) as well.
+            stat, code = rewrite._rewrite_test(path, None)  # type: ignore[arg-type]
             cache = path.parent / "__pycache__"
             cache.mkdir(exist_ok=True)
             with open(cache / (path.name[:-3] + rewrite.PYC_TAIL), "wb") as fh:

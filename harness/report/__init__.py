@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from harness.errors import HarnessError
 from harness.engine.results import RunResult
+from harness.errors import HarnessError
 from harness.report.common import json_text
 from harness.report.gradescope import to_gradescope
 from harness.report.json_report import to_json_text

@@ -18,7 +18,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from harness import __version__
-from harness.audit.equivalents import skeleton
+from harness.audit.equivalents import Record, skeleton
 from harness.audit.mutmut_result import MutmutAudit, MutmutRow
 from harness.engine.course import REFERENCE_PYTHON, REPO_ROOT
 from harness.report.common import json_text, md_cell
@@ -54,7 +54,9 @@ def to_stryker(audit: MutmutAudit) -> dict[str, Any]:
         "thresholds": dict(THRESHOLDS),
         "files": {key: {"language": "python", "source": source,
                         "mutants": [_stryker_mutant(row, source) for row in audit.rows]}},
-        "testFiles": _stryker_test_files(SimpleNamespace(module=audit.module, tests=audit.tests)),
+        # Duck-typed: _stryker_test_files reads only a LabResult's module and tests.
+        "testFiles": _stryker_test_files(
+            SimpleNamespace(module=audit.module, tests=audit.tests)),  # type: ignore[arg-type]
         "framework": {"name": f"ol audit (mutmut {audit.mutmut_version})", "version": __version__},
         "config": {"module": audit.module, "jobs": audit.jobs, "mutmut": audit.mutmut_version},
     }
@@ -89,9 +91,15 @@ def _location(source: str, line: int | None, end_line: int | None) -> dict[str, 
     return {"start": position(source, start), "end": position(source, end)}
 
 
+def _record(row: MutmutRow) -> Record:
+    """The record of a row that has one (an equivalent or a contradicted row)."""
+    assert row.record is not None, "only a recorded row is asked for its record"
+    return row.record
+
+
 def _reason(row: MutmutRow) -> str:
     if row.equivalent:
-        return f"{row.record.kind}: {row.record.reason}"
+        return f"{_record(row).kind}: {_record(row).reason}"
     if row.killed_by:
         return "\n".join(f"{t}: {row.messages.get(t, '')}" for t in row.killed_by)
     if row.detected:
@@ -136,7 +144,7 @@ def _tokens(text: str) -> list[tuple[int, str]]:
 # -- Markdown ---------------------------------------------------------------------------------------
 
 def _counts_line(a: MutmutAudit) -> str:
-    kinds = [r.record.kind for r in a.rows if r.equivalent]
+    kinds = [_record(r).kind for r in a.rows if r.equivalent]
     return (f"{len(a.rows)} mutants: {a.count('detected')} killed, {a.count('equivalent')} recorded "
             f"({kinds.count('equivalent')} equivalent, {kinds.count('out-of-contract')} out of "
             f"contract), {a.count('unexplained')} unexplained. Score {a.count('detected')}/"
@@ -155,7 +163,8 @@ def _speed_lines(a: MutmutAudit) -> list[str]:
     if a.lab.get("mutants"):
         lab = s["lab_cpu_s_per_mutant"] or 0
         lines += [(f"- `ol audit --mutmut` as a whole (mutmut, then the full matrix): "
-                   f"{_num(s['audit_per_s'])} mutants/s, {_num(s['audit_cpu_s_per_mutant'])} CPU-s per mutant"),
+                   f"{_num(s['audit_per_s'])} mutants/s, "
+                   f"{_num(s['audit_cpu_s_per_mutant'])} CPU-s per mutant"),
                   (f"- `ol lab {a.module}` in the same run: {a.lab['mutants']} hand-written mutants, "
                    f"full matrix, {a.lab['duration_s']:.1f} s = {_num(s['lab_per_s'])} mutants/s, "
                    f"{_num(s['lab_s_per_mutant'])} s and {_num(s['lab_cpu_s_per_mutant'])} CPU-s per "
@@ -198,8 +207,8 @@ def to_markdown(a: MutmutAudit) -> str:
               "| --- | ---: | --- | --- | --- |"]
     for r in (r for r in a.rows if r.equivalent):
         change = f"`{md_cell(r.mutant.original)}` → `{md_cell(r.mutant.mutated)}`"
-        lines.append(f"| `{r.mutant.function}` | {r.mutant.line} | {change} | {r.record.kind} | "
-                     f"{md_cell(r.record.reason)} |")
+        lines.append(f"| `{r.mutant.function}` | {r.mutant.line} | {change} | {_record(r).kind} | "
+                     f"{md_cell(_record(r).reason)} |")
     lines += ["", "#### Per function", "", "| function | mutants | killed | recorded | unexplained |",
               "| --- | ---: | ---: | ---: | ---: |"]
     for fn in dict.fromkeys(r.mutant.function for r in a.rows):
@@ -223,7 +232,7 @@ def _problem_lines(a: MutmutAudit) -> list[str]:
     if contradicted:
         out += [f"#### Contradicted records ({len(contradicted)}): the catalog kills these", ""]
         out += [f"- `{r.mutant.key}` killed by {', '.join(r.killed_by) or r.mutmut_status}: "
-                f"{md_cell(r.record.label())}" for r in contradicted] + [""]
+                f"{md_cell(_record(r).label())}" for r in contradicted] + [""]
     differing = [r for r in a.rows if r.disagreement]
     if differing:
         out += [f"#### mutmut and the full matrix disagree ({len(differing)})", ""]
@@ -258,7 +267,7 @@ def to_html(a: MutmutAudit) -> str:
         body.append("<pre>" + e("\n".join(problems)) + "</pre>")
     rows = "".join(f"<tr><td><code>{e(r.mutant.function)}</code></td><td>{r.mutant.line}</td>"
                    f"<td><code>{e(r.mutant.original)}</code> → <code>{e(r.mutant.mutated)}</code></td>"
-                   f"<td>{e(r.record.kind)}</td><td>{e(r.record.reason)}</td></tr>"
+                   f"<td>{e(_record(r).kind)}</td><td>{e(_record(r).reason)}</td></tr>"
                    for r in a.rows if r.equivalent)
     body.append("<h2>Recorded survivors</h2><table><tr><th>function</th><th>line</th><th>change</th>"
                 f"<th>kind</th><th>reason</th></tr>{rows}</table>")

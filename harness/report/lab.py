@@ -25,9 +25,9 @@ from typing import Any
 from harness import __version__
 from harness.catalogs.metadata import collect
 from harness.engine.course import REFERENCE_PYTHON, REPO_ROOT, Module, load_course
+from harness.engine.mutants import Mutant, apply
 from harness.errors import HarnessError
 from harness.lab.engine import LabResult, MutantRow
-from harness.engine.mutants import Mutant, apply
 from harness.report.common import (
     cases_line,
     json_text,

@@ -102,8 +102,8 @@ def _mutant_table(t: TestPower) -> list[str]:
     measured = [m for m in t.mutants if m.method != "none"]
     if not measured:
         return ["No mutant changes this test's law."]
-    effect = {"chi-square": "TV, lambda = N D", "streams": "agreeing bits (bias), seeds with common runs"}.get(
-        t.kind, "mean tries (shift)")
+    effect = {"chi-square": "TV, lambda = N D",
+              "streams": "agreeing bits (bias), seeds with common runs"}.get(t.kind, "mean tries (shift)")
     lines = [(f"| mutant | designated | method | {effect} | analytic power | measured power | "
               "fixed seed | note |"), "| --- | :---: | --- | --- | ---: | --- | :---: | --- |"]
     for m in measured:
@@ -155,11 +155,14 @@ def to_png(audit: PowerAudit) -> bytes:
 def _power_panel(ax, audit: PowerAudit) -> None:
     labels, values, lows, highs, colors, analytic = [], [], [], [], [], []
     for t in audit.tests:
-        for m in (m for m in t.mutants if m.power is not None):
+        for m in t.mutants:
+            power = m.power
+            if power is None:
+                continue
             labels.append(f"{m.mutant}\n{t.kind}")
-            values.append(m.power.value)
-            lows.append(m.power.value - m.power.low)
-            highs.append(m.power.high - m.power.value)
+            values.append(power.value)
+            lows.append(power.value - power.low)
+            highs.append(power.high - power.value)
             colors.append("#1b5e20" if m.designated else "#90a4ae")
             analytic.append(m.law.get("analytic_power"))
     x = list(range(len(values)))
@@ -223,9 +226,10 @@ def summary(audit: PowerAudit) -> str:
     """A few lines for the terminal."""
     lines = [f"ol audit {audit.module} --power: {audit.verdict.upper()} ({audit.duration_s:.1f} s)"]
     for t in audit.tests:
-        measured = [m for m in t.mutants if m.power is not None]
-        worst = min(measured, key=lambda m: m.power.value) if measured else None
+        measured = [(m, m.power) for m in t.mutants if m.power is not None]
+        worst = min(measured, key=lambda mp: mp[1].value) if measured else None
         lines.append(f"  {t.test}: false alarms {_rate(t.false_alarm)}; "
-                     + (f"lowest power {worst.power.value:.3f} ({worst.mutant})" if worst else "no power to measure"))
+                     + (f"lowest power {worst[1].value:.3f} ({worst[0].mutant})" if worst
+                        else "no power to measure"))
         lines += [f"    problem: {p}" for p in t.problems]
     return printable("\n".join(lines) + "\n")

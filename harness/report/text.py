@@ -10,8 +10,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from harness.engine.course import Module
-from harness.errors import HarnessError
 from harness.engine.results import CaseInfo, RunResult, TestResult
+from harness.errors import HarnessError
 from harness.report.common import (
     diagnosis_lines,
     failure_text,

@@ -124,8 +124,11 @@ def _text(obj: object) -> str:
     return clean_text(str.__str__(text))
 
 
-def encode(value: object, depth: int = 0) -> dict:
-    """``value`` as JSON-able plain data; classes not listed here cross as their name only."""
+def encode(value: Any, depth: int = 0) -> dict:
+    """``value`` as JSON-able plain data; classes not listed here cross as their name only.
+
+    ``value`` is any object, told apart by its exact class (``type(value) is ...``, which mypy
+    does not narrow on; hence ``Any``)."""
     cls = type(value)
     if depth > MAX_DEPTH:
         return {"t": "object", "cls": "<nested too deep>"}
@@ -172,7 +175,7 @@ def encode_error(exc: BaseException | RemoteError) -> dict:
     if not isinstance(exc, RemoteError):
         name, mro, message = error_info(exc)
         return {"type": name, "mro": list(mro), "message": message}
-    data = {"type": exc.type, "mro": list(exc.bases), "message": exc.message}
+    data: dict[str, Any] = {"type": exc.type, "mro": list(exc.bases), "message": exc.message}
     if exc.frames:
         data["frames"] = [[f.file, f.line, f.function, f.source] for f in exc.frames]
     return data
@@ -184,6 +187,7 @@ def encode_reply(reply: Reply, register: Any = None) -> dict:
     as a handle, not as a class name. A result that breaks the encoder is an answer too."""
     data: dict[str, Any] = {"status": reply.status, "mutated": reply.mutated, "draws": reply.draws}
     if reply.status != "returned":
+        assert reply.error is not None, "a reply that did not return has its error"
         data["error"] = encode_error(reply.error)
         return data
     try:
@@ -248,8 +252,8 @@ def _decode(data: Any, depth: int) -> Any:
         if dtype.kind not in _NUMERIC_KINDS:
             raise MalformedReply(f"array dtype {dtype} is not numeric")
         shape = tuple(int(n) for n in data["shape"])
-        raw = base64.b64decode(data["data"], validate=True)
-        arr = np.frombuffer(raw, dtype=dtype).reshape(shape).astype(dtype.newbyteorder("="), copy=True)
+        buffer = base64.b64decode(data["data"], validate=True)
+        arr = np.frombuffer(buffer, dtype=dtype).reshape(shape).astype(dtype.newbyteorder("="), copy=True)
         if data.get("readonly") is True:  # the caller's array was read-only: so is the callee's
             arr.flags.writeable = False
         return arr
@@ -327,7 +331,7 @@ def decode_reply(data: Any) -> Reply:
         raise MalformedReply(f"reply has unknown status {status!r}")
     mutated, draws = data.get("mutated", []), data.get("draws", [])
     if not (isinstance(mutated, list) and isinstance(draws, list)
-            and all(type(i) is int and i >= 0 for i in mutated + draws)):  # noqa: RUF005
+            and all(type(i) is int and i >= 0 for i in mutated + draws)):
         raise MalformedReply("malformed reply: mutated and draws must be lists of counts")
     reply = Reply(status=status, mutated=mutated, draws=draws, aliased=data.get("aliased") is True)
     if status == "returned":

@@ -21,11 +21,13 @@ from __future__ import annotations
 import linecache
 from collections import deque
 from collections.abc import Callable
+from typing import Any
 
 from harness.sandbox.codec import MAX_FRAMES, MAX_PATH, MAX_SOURCE, Frame, clean_text
 
 _getline, _deque, _str, _type, _Frame = linecache.getline, deque, str, type, Frame
-_traceback_of = BaseException.__traceback__.__get__  # not a subclass's own __traceback__
+# Not a subclass's own __traceback__. (mypy types the class's descriptor as its instances' value.)
+_traceback_of = BaseException.__traceback__.__get__  # type: ignore[union-attr]
 _NOT_OURS = object()  # a cached "not the student's file"
 CACHED = 4096  # places remembered per ``Files``; then it starts afresh
 
@@ -80,8 +82,9 @@ def own_frames(exc: BaseException, files: Files | None) -> tuple[Frame, ...]:
         return ()
 
 
-def _place(files: Files, code: object, line: object) -> object:
-    """The ``Frame`` of line ``line`` of ``code``, or ``_NOT_OURS``."""
+def _place(files: Files, code: Any, line: Any) -> object:
+    """The ``Frame`` of line ``line`` of ``code``, or ``_NOT_OURS``. (``Any``: a frame's code
+    and line, checked here by exact class, which mypy does not narrow on.)"""
     filename = code.co_filename
     name = files.shown(filename) if _type(filename) is _str else None
     if name is None:

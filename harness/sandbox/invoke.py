@@ -60,7 +60,7 @@ def invoke(fn: Any, args: tuple, kwargs: dict | None = None,
     """Call ``fn`` once: its reply, with the arguments it changed in place and whether its result
     aliases one. ``immutable``: the caller knows no argument can change (numbers, tuples of
     numbers), so no snapshot is taken. The arguments must be the callee's own copies."""
-    snaps = NOTHING if immutable else snapshot(args)
+    snaps = () if immutable else snapshot(args)
     reply = answer(*call(fn, args, kwargs or {}, passthrough), args, files)
     if snaps:
         reply.mutated = [i for i, snap in snaps if changed(args[i], snap)]
@@ -132,7 +132,7 @@ def _array_state(arr: Any) -> tuple:
 
 def snapshot(args: tuple) -> list[tuple[int, Any]]:
     """Copies of the mutable arguments (arrays, lists), to tell afterwards if one was changed."""
-    snaps = []
+    snaps: list[tuple[int, Any]] = []
     for i, arg in _enumerate(args):
         if _is_array(arg):
             snaps.append((i, _array_state(arg)))
@@ -162,6 +162,7 @@ def aliases(result: Any, args: tuple, depth: int = 0) -> bool:
     for arg in args:
         if result is arg and not _isinstance(arg, _SCALARS):
             return True
-        if _is_array(result) and _is_array(arg) and _shares_memory(result, arg, max_work=10**6):
+        # numpy's stubs allow max_work only -1 or 0; numpy itself takes any bound on the work.
+        if _is_array(result) and _is_array(arg) and _shares_memory(result, arg, max_work=10**6):  # type: ignore[arg-type]
             return True
     return False

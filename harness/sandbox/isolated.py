@@ -39,6 +39,8 @@ from typing import Any, Self
 
 import numpy as np
 
+from harness.engine.target import Target, TargetCrashed, TargetTimedOut, show_args
+from harness.engine.uniforms import RecordingSource, ScriptedSource
 from harness.sandbox import protocol
 from harness.sandbox.capture import KEPT
 from harness.sandbox.codec import (
@@ -51,8 +53,6 @@ from harness.sandbox.codec import (
 from harness.sandbox.protocol import Died, Hung
 from harness.sandbox.supervisor import Limits, Output, WorkerProcess, describe_death
 from harness.sandbox.worker import CHUNK_S
-from harness.engine.uniforms import RecordingSource, ScriptedSource
-from harness.engine.target import Target, TargetCrashed, TargetTimedOut, show_args
 
 __all__ = ["ImportProblem", "IsolatedTarget", "Limits", "describe_death"]
 
@@ -200,13 +200,14 @@ class IsolatedTarget(Target):
             raise RuntimeError(f"the isolated target {self.label!r} is closed")
         if self._problem is None and self._worker is None:
             self._worker = self._spawn()
-        if self._problem is None and not self._worker.ready:
+        if self._problem is None and self._worker is not None and not self._worker.ready:
             self._await_ready(self._worker)
-        if self._problem is None:
+        problem = self._problem
+        if problem is None and self._worker is not None:
             return self._worker
-        if self._problem.kind == "timeout":
-            raise TargetTimedOut(str(self._problem))
-        raise TargetCrashed(f"{self.import_name} did not import: {self._problem}")
+        if problem is not None and problem.kind == "timeout":
+            raise TargetTimedOut(str(problem))
+        raise TargetCrashed(f"{self.import_name} did not import: {problem}")
 
     # -- calls ----------------------------------------------------------------------------------
     def _stream(self, fn: str, calls: list[tuple], kwargs: dict,

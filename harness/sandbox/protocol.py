@@ -119,6 +119,7 @@ class Connection:
                     self.frames = None
                     return False
                 self.out = memoryview(item)
+            assert self.write_fd is not None, "frames are fed only to a connection that writes"
             try:
                 self.out = self.out[os.write(self.write_fd, self.out):]
             except BlockingIOError:

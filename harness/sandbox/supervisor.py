@@ -316,7 +316,8 @@ class Peer:
             self.released = True
             self.drained.close()
             for fd in (self.conn.read_fd, self.conn.write_fd):
-                os.close(fd)
+                if fd is not None:  # always: the supervisor's connection has both ends
+                    os.close(fd)
 
 
 class WorkerProcess:

@@ -48,7 +48,10 @@ import threading
 import time
 import traceback
 from collections.abc import Iterator
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    from harness.sandbox.protocol import Channel
 
 CHUNK_CALLS = 256
 CHUNK_S = 0.05
@@ -301,7 +304,7 @@ _NUMBERS = (float, int, bool)  # what a request's JSON numbers decode to
 class Server:
     """Answers ``call`` requests with the harness functions captured before the student's import."""
 
-    def __init__(self, channel: object, progress_fd: int, python_dir: str) -> None:
+    def __init__(self, channel: Channel, progress_fd: int, python_dir: str) -> None:
         from harness.engine import uniforms as sources
         from harness.sandbox import capture, codec, frames, invoke
 
@@ -317,8 +320,8 @@ class Server:
         self.recording = sources.RecordingSource
         self.dumps, self.monotonic = json.JSONEncoder(separators=(",", ":")).encode, time.monotonic
         self.progress = memoryview(mmap.mmap(progress_fd, 16)).cast("q")
-        self.module = None
-        self.objects: dict[int, object] = {}
+        self.module: Any = None  # the student's module: requests are served only once it imported
+        self.objects: dict[object, object] = {}  # by handle number; a request may name any id
         self.ctor: type | None = None
         self.values: list = []
         self.frozen: list[bool] = []  # per value: a tuple of numbers, which no call can change
@@ -441,9 +444,10 @@ class Server:
             calls = piece["calls"]
             yield calls, all(type(a) is not dict and type(a) is not list
                              for encoded in calls for a in encoded)
-            piece = self.channel.recv()
-            if piece is None or piece.get("op") != "more" or piece.get("id") != request["id"]:
+            more = self.channel.recv()
+            if more is None or more.get("op") != "more" or more.get("id") != request["id"]:
                 raise SystemExit(3)  # the parent never sends this: end, and it sees a crash
+            piece = more
 
     def handle(self, request: dict) -> None:
         rid, name, total = request["id"], request["fn"], request["count"]
@@ -511,7 +515,8 @@ def harden(config: dict) -> tuple[bool, bool]:
     """Step 1 of the module docstring, for this process and all it starts: the parent's pids
     cgroup, the resource limits, the read-only sandbox, a PID namespace, no privileges, and an
     exit with the parent. Must run before any thread starts (unshare of the mount table and fork
-    need a single thread). Returns (sandboxed, contained). ``harness.own_tests.engine``'s fork server uses it too.
+    need a single thread). Returns (sandboxed, contained). ``harness.own_tests.engine``'s fork
+    server uses it too.
     """
     if config.get("cgroup"):  # the parent's cap on the tasks of this whole tree
         with contextlib.suppress(OSError), open(f"{config['cgroup']}/cgroup.procs", "w") as f:

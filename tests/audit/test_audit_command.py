@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from harness.audit.mutmut_run import run_mutmut_audit
@@ -50,3 +52,13 @@ def test_mutmut_over_one_function_with_the_full_matrix_and_the_records(tmp_path)
     assert killed and all(r.killed_by and set(r.killed_by) <= set(r.covered_by) for r in killed)
     assert not any(r.disagreement for r in audit.rows)
     assert "mutations/second" in (tmp_path / "mutmut-M07.6.log").read_text()
+
+
+def test_the_mutmut_audit_without_mutmut_says_how_to_get_it(tmp_path, monkeypatch, capsys):
+    # Students install ol without mutmut (the `audit` extra): `import mutmut` fails.
+    monkeypatch.setitem(sys.modules, "mutmut", None)
+    assert main(["audit", "M07.6", "--mutmut", "--out", str(tmp_path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == ("ol: `ol audit --mutmut` needs mutmut, which is not installed "
+                            "(get it with: pip install -e '.[audit]')\n")
+    assert captured.out == ""

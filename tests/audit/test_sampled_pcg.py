@@ -12,9 +12,9 @@ from harness.audit.sampled_pcg import SameGenerator, sidak
 from harness.audit.tabulate import NotTabulable
 from harness.catalogs.m06_3 import test_catalog as catalog
 from harness.engine.course import REFERENCE_PYTHON, load_course
-from harness.lab.engine import mutant_target
-from harness.engine.own_code import reference_target
 from harness.engine.mutants import find_mutant
+from harness.engine.own_code import reference_target
+from harness.lab.engine import mutant_target
 
 MODULE = load_course().module("M06.3")
 

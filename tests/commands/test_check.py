@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from harness.catalogs.metadata import collect
-from harness.engine.check import CheckRequest, run_check
 from harness.cli import main
+from harness.engine.check import CheckRequest, run_check
 from harness.engine.course import REFERENCE_PYTHON, load_course
-from harness.lab.engine import mutant_source
 from harness.engine.mutants import find_mutant, load_mutants
 from harness.engine.workspace import resolve_workspace
+from harness.lab.engine import mutant_source
 
 MODULES = list(load_course().modules)
 MODULE = load_course().module("M07.6")
@@ -107,8 +107,10 @@ def test_a_workspace_with_a_chapter_bug_fails_its_designated_test(mutant, tmp_pa
 # ``ol check <module> --target s01 -k <test>``: s01's designated test, and what its failure says.
 S01_CHECK = {
     "M06.3": ("test_published_vector",
-              ["the multiplier 1442695040888963407", "see ol pitfall 1 (ol's own, listed by `ol tests M06.3`): the wrong LCG multiplier"]),
-    "M07.1": ("test_boundary_goes_to_next_positive_id", ["see ol pitfall 1 (ol's own, listed by `ol tests M07.1`): u <= c_i instead of u < c_i"]),
+              ["the multiplier 1442695040888963407",
+               "see ol pitfall 1 (ol's own, listed by `ol tests M06.3`): the wrong LCG multiplier"]),
+    "M07.1": ("test_boundary_goes_to_next_positive_id",
+              ["see ol pitfall 1 (ol's own, listed by `ol tests M07.1`): u <= c_i instead of u < c_i"]),
     "M07.6": ("test_accept_is_strict", ["see pitfall 1: accepting on u <= r"]),
 }
 
@@ -122,7 +124,8 @@ def test_check_against_a_mutant_names_its_pitfall(module_id, capsys):
     out = capsys.readouterr().out
     module = load_course().module(module_id)
     pitfall, label = module.pitfall_text(mutant.pitfall), module.pitfall_label(mutant.pitfall)
-    own = "" if module.is_chapter_pitfall(mutant.pitfall) else f" (ol's own, listed by `ol tests {module_id}`)"
+    own = ("" if module.is_chapter_pitfall(mutant.pitfall)
+           else f" (ol's own, listed by `ol tests {module_id}`)")
     assert f"see {label}{own}: {pitfall}\n" in out
     assert out.index("diagnosis:") < out.index("FAILED:")  # the diagnosis comes first
     for text in says:

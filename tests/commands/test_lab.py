@@ -13,9 +13,9 @@ import pytest
 import harness.engine.mutants as mutants_mod
 from harness.cli import main
 from harness.engine.course import load_course
+from harness.engine.mutants import load_mutants
 from harness.errors import VerdictFailure
 from harness.lab.engine import minimal_cover, run_lab
-from harness.engine.mutants import load_mutants
 
 MODULES = list(load_course().modules)
 PLAIN = [(module_id, m.id) for module_id in MODULES for m in load_mutants(module_id) if not m.extended]

@@ -12,9 +12,9 @@ import shutil
 import pytest
 
 from harness.cli import main
-from harness.engine.limits import JOBS_MAX, MEMORY_MB_MAX
 from harness.commands.common import worker_limits_of as _limits
 from harness.engine.course import REFERENCE_PYTHON
+from harness.engine.limits import JOBS_MAX, MEMORY_MB_MAX
 from harness.errors import HarnessError
 
 TIMEOUT = "must be positive and at most 3600 seconds"

@@ -113,7 +113,8 @@ def test_two_options_naming_one_file_are_refused(tmp_path, capsys):
     ("link-to-fifo", "it is a symbolic link to a FIFO"),
     ("link-to-directory", "it is a symbolic link to a directory"),
 ])
-def test_a_report_path_that_is_not_a_regular_file_is_refused_unopened(tmp_path, capsys, kind, says, special_file):
+def test_a_report_path_that_is_not_a_regular_file_is_refused_unopened(tmp_path, capsys, kind, says,
+                                                                       special_file):
     path = special_file(tmp_path / "special", kind)
     before = tree_state(tmp_path)
     refused(["check", "M07.6", "--target", "reference", "--json", path], capsys,

@@ -14,17 +14,17 @@ from pathlib import Path
 
 import pytest
 
-import harness.lab.engine
 import harness.engine.mutants as mutants_mod
 import harness.engine.runner
+import harness.lab.engine
+from harness.cli import main
 from harness.engine import seeding
 from harness.engine.check import CheckRequest, run_check
-from harness.engine.requests import GateRequest
-from harness.engine.seeding import resolve_seed
-from harness.cli import main
 from harness.engine.course import REFERENCE_PYTHON
-from harness.errors import HarnessError
+from harness.engine.requests import GateRequest
 from harness.engine.results import RunResult
+from harness.engine.seeding import resolve_seed
+from harness.errors import HarnessError
 
 SEED = 424242
 

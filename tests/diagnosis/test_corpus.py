@@ -24,9 +24,9 @@ from pathlib import Path
 import pytest
 from diagnosis_corpus import applies, entries
 
+from harness.diagnosis.record import Recorder
 from harness.engine.check import with_diagnosis
 from harness.engine.course import REFERENCE_PYTHON, REPO_ROOT, load_course
-from harness.diagnosis.record import Recorder
 from harness.engine.own_code import module_from_source
 from harness.engine.runner import run_catalog
 from harness.engine.target import InProcessTarget

@@ -7,9 +7,9 @@ import shutil
 
 from harness.cli import main
 from harness.engine.course import REFERENCE_PYTHON, load_course
-from harness.lab.engine import mutant_source
-from harness.engine.results import RunResult
 from harness.engine.mutants import find_mutant
+from harness.engine.results import RunResult
+from harness.lab.engine import mutant_source
 
 MODULE = load_course().module("M07.6")
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.catalogs.metadata import case
 from harness.catalogs.checks import called, expect
+from harness.catalogs.metadata import case
 from harness.cli import main
 from harness.engine.course import REFERENCE_DIR, REPO_ROOT, STUDENT_DIR, load_course
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 import harness.engine.runner
-from harness.engine import seeding
 from harness.cli import main
+from harness.engine import seeding
 from harness.engine.course import REFERENCE_DIR, REPO_ROOT
 
 JUNIT_XSD = REPO_ROOT / "tests" / "schemas" / "junit.xsd"

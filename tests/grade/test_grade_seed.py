@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.engine import seeding
 from harness.cli import main
+from harness.engine import seeding
 from harness.engine.course import REFERENCE_DIR
 from harness.grade.gradebook import CSV_NAME, JSON_NAME
 

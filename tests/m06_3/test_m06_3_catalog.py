@@ -16,8 +16,8 @@ import pytest
 
 from harness.catalogs.m06_3 import test_catalog as catalog
 from harness.engine.course import REFERENCE_PYTHON, load_course
-from harness.engine.own_code import reference_target
 from harness.engine.mutants import apply, load_mutants
+from harness.engine.own_code import reference_target
 from harness.engine.runner import run_catalog
 from harness.engine.uniforms import HarnessPCG32
 

@@ -13,8 +13,8 @@ import pytest
 
 from harness.cli import main
 from harness.engine.course import REFERENCE_PYTHON, load_course
-from harness.lab.engine import mutant_source
 from harness.engine.mutants import find_mutant
+from harness.lab.engine import mutant_source
 
 MODULE = load_course().module("M06.3")
 
@@ -43,4 +43,5 @@ def test_an_isolated_workspace_with_a_bug_fails_its_designated_test(mutant_id, t
     mutant = find_mutant("M06.3", mutant_id)
     ws = _workspace(tmp_path / "ws", mutant_source(mutant, MODULE))
     assert main(["check", "M06.3", "--workspace", str(ws), "-k", mutant.designated[0]]) == 1
-    assert f"see ol pitfall {mutant.pitfall} (ol's own, listed by `ol tests M06.3`):" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"see ol pitfall {mutant.pitfall} (ol's own, listed by `ol tests M06.3`):" in out

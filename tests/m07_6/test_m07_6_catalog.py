@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from harness.catalogs import checks as support
-from harness.catalogs.m07_6 import test_catalog as catalog
 from harness.catalogs.checks import CatalogFailure
+from harness.catalogs.m07_6 import test_catalog as catalog
 from harness.engine.course import load_course
 from harness.engine.own_code import reference_copy
 from harness.engine.runner import run_catalog
@@ -33,7 +33,8 @@ HIDDEN = (3, 1_000_003, 2**40 + 7)
 def test_merge_small_never_pools_an_id_of_probability_zero():
     counts, expected = [100, 3, 0, 97], [100.0, 2.0, 0.0, 98.0]
     obs, exp = support.merge_small(counts, expected)
-    assert len(obs) == len(exp) == 2 and obs.sum() == 200  # the expected-0 id is left out, the small one pooled
+    # The expected-0 id is left out, the small one pooled.
+    assert len(obs) == len(exp) == 2 and obs.sum() == 200
     assert support.impossible_draws([100, 3, 1, 96], expected) == [2]
     with pytest.raises(ValueError, match="impossible_draws"):
         support.merge_small([100, 3, 1, 96], expected)

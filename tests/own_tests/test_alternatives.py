@@ -7,12 +7,12 @@ import math
 import numpy as np
 import pytest
 
-from harness.own_tests.alternatives import load_alternatives
 from harness.catalogs.metadata import collect
 from harness.engine.course import load_course
 from harness.engine.own_code import load_reference, module_from_source
 from harness.engine.runner import run_catalog
 from harness.engine.target import InProcessTarget
+from harness.own_tests.alternatives import load_alternatives
 
 COURSE = load_course()
 MODULE = COURSE.module("M07.6")

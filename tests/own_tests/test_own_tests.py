@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.own_tests import engine as mine
 from harness.catalogs.metadata import collect
 from harness.cli import main
 from harness.engine.course import REPO_ROOT, load_course
-from harness.own_tests.stage import resolve_suite
 from harness.engine.mutants import load_mutants
+from harness.own_tests import engine as mine
+from harness.own_tests.stage import resolve_suite
 from harness.report.own_tests import format_text, to_gradescope, to_json_text
 
 SUITES = Path(__file__).resolve().parent / "suites"

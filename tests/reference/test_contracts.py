@@ -127,7 +127,8 @@ def test_parameter_names_kinds_and_defaults_match(module, dotted):
 def test_annotations_match_loosely(module, dotted):
     node = stub_definitions(STUB_MODULES[module])[dotted]
     signature = inspect.signature(resolve(module, dotted))
-    for (name, _, _, stub_ann), param in zip(stub_parameters(node), signature.parameters.values(), strict=True):
+    for (name, _, _, stub_ann), param in zip(stub_parameters(node), signature.parameters.values(),
+                                             strict=True):
         if stub_ann is not None and loose(param.annotation) is not None:
             assert loose(param.annotation) == loose(stub_ann), f"parameter {name}"
     if node.returns is not None and loose(signature.return_annotation) is not None:

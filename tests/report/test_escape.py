@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.engine.mutants import load_mutants
+from harness.engine.results import Kind, Outcome, RunResult, TestResult
 from harness.lab.engine import LabResult, MutantRow
 from harness.own_tests.engine import Implementation, MineResult, Run
-from harness.engine.results import Kind, Outcome, RunResult, TestResult
-from harness.engine.mutants import load_mutants
 from harness.report import render
 from harness.report.escape import UNSAFE, has_unsafe, printable
 from harness.report.gradescope import to_gradescope

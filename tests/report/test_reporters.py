@@ -15,8 +15,8 @@ import pytest
 
 from harness.catalogs.metadata import collect
 from harness.engine.course import Module, load_course
-from harness.errors import HarnessError
 from harness.engine.results import CaseInfo, Kind, Outcome, RunResult, TestResult
+from harness.errors import HarnessError
 from harness.report import io as report_io
 from harness.report import render
 from harness.report.gradescope import to_gradescope

@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft7Validator
 
+from harness.engine.mutants import load_mutants
+from harness.engine.results import Kind, Outcome, RunResult, TestResult
 from harness.gate.engine import GateResult, ModuleGate
-from harness.report.gate import to_gate_json, to_gate_junit, to_gate_markdown
 from harness.grade.gradebook import CSV_NAME, Gradebook
 from harness.lab.engine import LabResult, MutantRow
-from harness.engine.results import Kind, Outcome, RunResult, TestResult
-from harness.engine.mutants import load_mutants
 from harness.report.common import cases_line, replay_command, run_cases_line, run_replay
+from harness.report.gate import to_gate_json, to_gate_junit, to_gate_markdown
 from harness.report.gradescope import to_gradescope
 from harness.report.json_report import to_json_text
 from harness.report.junit import to_junit
@@ -69,7 +69,8 @@ def properties(suite: ET.Element) -> dict[str, str]:
 
 def test_the_cases_line_and_the_replay_command():
     assert cases_line(None) == "cases: public"
-    assert cases_line(7, "ol check M07.6 --seed 7") == "cases: hidden, seed 7 (replay: ol check M07.6 --seed 7)"
+    assert (cases_line(7, "ol check M07.6 --seed 7")
+            == "cases: hidden, seed 7 (replay: ol check M07.6 --seed 7)")
     assert replay_command("gate", "MS-P6", None, "--workspace", "/my ws") == \
         "ol gate MS-P6 --workspace '/my ws' --seed public"
     assert run_replay(run()) == REPLAY

@@ -21,6 +21,7 @@ import pytest
 
 from harness.engine.course import load_course
 from harness.engine.own_code import module_from_source, reference_target
+from harness.engine.target import InProcessTarget, TargetCrashed, TargetError
 from harness.sandbox.capture import KEPT, Capture, Stream
 from harness.sandbox.codec import (
     MAX_FRAMES,
@@ -32,7 +33,6 @@ from harness.sandbox.codec import (
     encode_error,
 )
 from harness.sandbox.isolated import IsolatedTarget, _chunk
-from harness.engine.target import InProcessTarget, TargetCrashed, TargetError
 
 FILE = "tinyllm/prob/rejection.py"
 

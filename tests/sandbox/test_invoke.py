@@ -16,6 +16,7 @@ import pytest
 from harness.engine.course import REPO_ROOT, load_course
 from harness.engine.results import CaseInfo, Kind, Outcome
 from harness.engine.runner import run_case
+from harness.engine.target import InProcessTarget, TargetTimedOut
 from harness.sandbox.invoke import (
     EXITED,
     RAISED,
@@ -24,7 +25,6 @@ from harness.sandbox.invoke import (
     invoke,
     invoke_encoded,
 )
-from harness.engine.target import InProcessTarget, TargetTimedOut
 
 LOOPING = '''
 import numpy as np

@@ -11,8 +11,8 @@ import pytest
 
 import harness.engine.mutants
 from harness.engine.check import CheckRequest, run_check
-from harness.lab.engine import run_lab
 from harness.engine.results import Outcome
+from harness.lab.engine import run_lab
 from harness.sandbox.isolated import Limits
 
 LOOPING = '''id = "x98"

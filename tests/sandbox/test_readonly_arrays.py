@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from harness.engine.own_code import module_from_source
+from harness.engine.target import ContractViolation, InProcessTarget
 from harness.sandbox.codec import decode, encode
 from harness.sandbox.isolated import IsolatedTarget
-from harness.engine.target import ContractViolation, InProcessTarget
 
 SOURCE = '''
 import numpy as np
@@ -67,8 +67,8 @@ def isolated(tmp_path_factory):
 
 
 def in_process() -> InProcessTarget:
-    return InProcessTarget("readonly", module_from_source("ro_module", textwrap.dedent(SOURCE), "<ro_module>"),
-                           FUNCTIONS, {})
+    module = module_from_source("ro_module", textwrap.dedent(SOURCE), "<ro_module>")
+    return InProcessTarget("readonly", module, FUNCTIONS, {})
 
 
 @pytest.mark.parametrize("kind", ["in-process", "isolated"])

@@ -27,8 +27,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from harness.catalogs.metadata import case
 from harness.catalogs.checks import CatalogFailure, expect, fmt
+from harness.catalogs.metadata import case
 from harness.engine.seeding import case_seed
 from harness.engine.uniforms import HarnessPCG32
 

@@ -25,7 +25,6 @@ from fractions import Fraction
 
 import numpy as np
 
-from harness.catalogs.metadata import case
 from harness.catalogs.checks import (
     CatalogFailure,
     called,
@@ -34,6 +33,7 @@ from harness.catalogs.checks import (
     law_table,
     merge_small,
 )
+from harness.catalogs.metadata import case
 from harness.engine.exact import (
     SCALE,
     ULP,
@@ -43,8 +43,8 @@ from harness.engine.exact import (
     u_of,
 )
 from harness.engine.seeding import case_seed
-from harness.engine.uniforms import HarnessPCG32
 from harness.engine.target import ContractViolation
+from harness.engine.uniforms import HarnessPCG32
 
 FN = "sample_categorical"
 HAND = [0.25, 0.0, 0.5, 0.25]  # CDF [1/4, 1/4, 3/4, 1]: id 1 has probability 0
@@ -147,7 +147,8 @@ VARIANTS: dict[str, tuple[Callable[[Sequence[float], float], int], int]] = {
     "math.fsum for each c_i (a compensated, correctly rounded sum)":
         (lambda p, u: contract_id(p, u, _prefix(p, math.fsum)), 3),
     "a Neumaier-compensated sum for each c_i (what builtin sum() of floats does from Python 3.12 "
-    "on; on 3.11 builtin sum() adds left to right)": (lambda p, u: contract_id(p, u, _prefix(p, neumaier)), 3),
+    "on; on 3.11 builtin sum() adds left to right)":
+        (lambda p, u: contract_id(p, u, _prefix(p, neumaier)), 3),
     "a CDF divided by its total": (lambda p, u: contract_id(p, u, _normalized(p)), 3),
     "probs renormalized (each p_i / the sum) before the running sums": (_renormalized, 7),
     "u < c_(i-1), before adding p_i": (lambda p, u: contract_id(p, u, [0.0, *running_sums(p)[:-1]]), 8),
@@ -237,7 +238,8 @@ def map_calls(target, calls: Sequence[tuple]) -> list:
             raise CatalogFailure(f"{exc}: sample_categorical must work on a copy of probs", 7) from None
         if u >= ltr_sum(floats_of(probs)):
             raise CatalogFailure(
-                f"{exc}; expected {contract_id(floats_of(probs), float(u))}: {explain(floats_of(probs), float(u))} "
+                f"{exc}; expected {contract_id(floats_of(probs), float(u))}: "
+                f"{explain(floats_of(probs), float(u))} "
                 "(a loop that falls off the end returns None)", 4) from None
         raise CatalogFailure(f"{exc}; expected {contract_id(floats_of(probs), float(u))}: "
                              f"{explain(floats_of(probs), float(u))}", None) from None
@@ -405,7 +407,8 @@ OTHER_SUMS = tuple(name for name, (_, pitfall) in VARIANTS.items()
                    if pitfall == 3)  # np.sum, math.fsum, Neumaier (builtin sum() on 3.12+), c_i / total
 
 
-SUMMATION_SEARCH = 40  # more probs on 48 ids while some sum is not told apart (none needed over 300 run seeds)
+# More probs on 48 ids while some sum is not told apart (none needed over 300 run seeds).
+SUMMATION_SEARCH = 40
 
 
 def discriminating_calls() -> dict[str, list[tuple]]:
@@ -690,7 +693,7 @@ def test_invalid_distributions_raise(target):
     # Sums off one side of 1 accepted, off the other rejected: the tolerance is one-sided.
     sides = {SUM_OFF[why]: isinstance(r.error, ValueError) for r, (_, why) in zip(results, bad, strict=True)
              if why in SUM_OFF}
-    for r, (probs, why) in zip(results, bad, strict=True):
+    for r, (_probs, why) in zip(results, bad, strict=True):
         if isinstance(r.error, ValueError):
             continue
         message = (f"{called(FN, r.args)} {result_text(r)}; expected ValueError: probs is not a "

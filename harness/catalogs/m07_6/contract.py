@@ -269,7 +269,8 @@ class TooManyPieces(Exception):
 
 
 def refine(target, fn: str, args_at: Callable[[float], tuple], intervals: Sequence[Interval],
-           normalize: Callable[[Any], Any] = lambda v: v, max_pieces: int = 256) -> list[tuple[Interval, tuple]]:
+           normalize: Callable[[Any], Any] = lambda v: v,
+           max_pieces: int = 256) -> list[tuple[Interval, tuple]]:
     """The code's answers on ``intervals``, each split where its answers change, by bisection.
 
     Returns ``[(Interval, answer)]`` sorted by position, the answer (``answer_of``) the same at

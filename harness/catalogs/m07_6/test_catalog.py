@@ -17,7 +17,15 @@ from fractions import Fraction
 
 import numpy as np
 
-from harness.catalogs.metadata import case
+from harness.catalogs.checks import (
+    CatalogFailure,
+    called,
+    expect,
+    fmt,
+    impossible_words,
+    law_table,
+    merge_small,
+)
 from harness.catalogs.m07_1.test_catalog import pairwise_edge_cases
 from harness.catalogs.m07_6.contract import (
     TooManyPieces,
@@ -43,19 +51,11 @@ from harness.catalogs.m07_6.contract import (
     step_value,
     sum_problem,
 )
-from harness.catalogs.checks import (
-    CatalogFailure,
-    called,
-    expect,
-    fmt,
-    impossible_words,
-    law_table,
-    merge_small,
-)
+from harness.catalogs.metadata import case
 from harness.engine.exact import SCALE, ULP, categorical_intervals, count_below, split_at, u_of
 from harness.engine.seeding import case_seed
-from harness.engine.uniforms import HarnessPCG32, PCGSource, ScriptedSource
 from harness.engine.target import show_args
+from harness.engine.uniforms import HarnessPCG32, PCGSource, ScriptedSource
 
 # Section 3's worked example.
 P_HAND = [0.5, 0.25, 0.25, 0.0]
@@ -237,7 +237,8 @@ def code_law(target, p, q) -> tuple[dict[int, Fraction], dict]:
     for x, q_x in enumerate(q):
         if q_x <= 0:
             continue
-        pieces = refine(target, "speculative_step", lambda u, x=x: (p_t, q_t, x, u, 0.0),
+        # mypy cannot type a lambda whose default binds the loop variable (here and below).
+        pieces = refine(target, "speculative_step", lambda u, x=x: (p_t, q_t, x, u, 0.0),  # type: ignore[misc]
                         split_at([p[x] / q_x]), step_value)
         info["accepted"][x] = Fraction(0)
         for iv, answer in pieces:
@@ -251,7 +252,8 @@ def code_law(target, p, q) -> tuple[dict[int, Fraction], dict]:
                 info["accepted"][x] += iv.measure
                 continue
             ua = iv.ends[0]
-            resampled = refine(target, "speculative_step", lambda v, x=x, ua=ua: (p_t, q_t, x, ua, v),
+            resampled = refine(target, "speculative_step",
+                               lambda v, x=x, ua=ua: (p_t, q_t, x, ua, v),  # type: ignore[misc]
                                cells, step_value)
             info["resampled"].setdefault(x, resampled)
             for jv, answer2 in resampled:
@@ -288,7 +290,8 @@ def law_problem(target, p, q, law, info, bound) -> tuple[int | None, str]:
             return 5, "a rejected draft is returned as the token instead of a token from the residual"
         for name, probs in (("p", p), ("q", q)):
             if got == law_of_pieces(categorical_intervals(probs)):
-                return 5, f"after a rejection it resamples from {name}, not from the residual max(0, p - q) / Z"
+                return 5, (f"after a rejection it resamples from {name}, not from the residual "
+                           "max(0, p - q) / Z")
     for x, pieces in info["resampled"].items():
         ids = {answer[1][0] for _, answer in pieces}
         if len(ids) == 1 and positive >= 2:
@@ -322,7 +325,8 @@ def check_step_law(target, p, q, label: str, cells, results) -> None:
         for j, (_, _, _, weight) in enumerate(cells):
             token = int(results[2 * j].value[0])
             law[token] = law.get(token, Fraction(0)) + weight
-        worst = max(abs(law.get(i, 0) - expected.get(i, 0)) for i in set(law) | set(expected))
+        worst = max(abs(law.get(i, Fraction(0)) - expected.get(i, Fraction(0)))
+                    for i in set(law) | set(expected))
         expect(worst <= bound, f"{label}: the enumerated output law of speculative_step is not p "
                f"(largest gap {float(worst):.3g})\n  p = {list(p)}, q = {list(q)}\n"
                f"{law_table(law, expected)}", 5)
@@ -500,12 +504,12 @@ def test_accept_is_strict(target):
              (0.0, 1.0, 0.0), (0.0, 0.5, 0.5)]
     for args in cases:
         got = accept_answer(target, args)
-        expect(got is False or got == False,  # numpy bools compare equal, never identical
+        expect(got is False or got == False,  # noqa: E712 - numpy bools compare equal, never identical
                f"{called('rejection_accept', args)} returned {got!r}, expected False: u = "
                f"{args[2]!r} is not below r = {args[0] / args[1]!r}; accept only when u < r", 1)
     below = (0.5, 1.0, math.nextafter(0.5, 0.0))
     got = target.rejection_accept(*below)
-    if got != True:
+    if got != True:  # noqa: E712 - True, 1 or numpy's True; `not got` would change the verdict
         pitfall, why = accept_problem(*below, got)
         raise CatalogFailure(f"{called('rejection_accept', below)} returned {got!r}, expected True: "
                              f"the largest uniform below r accepts; {why}", pitfall if pitfall == 16 else 1)
@@ -518,7 +522,7 @@ def test_accept_always_when_target_dominates(target):
     for p_x, q_x in [(0.5, 0.25), (0.25, 0.25), (0.75, 0.125), (1.0, 1e-3), (1, 1)]:
         for u in (0.0, 0.5, 0.75, 0.999, LARGEST_U):
             got = target.rejection_accept(p_x, q_x, u)
-            if got != True:
+            if got != True:  # noqa: E712 - as in test_accept_is_strict
                 pitfall, why = accept_problem(p_x, q_x, u, got)
                 raise CatalogFailure(
                     f"{called('rejection_accept', (p_x, q_x, u))} returned {got!r}, expected True: "
@@ -577,7 +581,8 @@ def check_accept_cells(target, p, q) -> Fraction:
                 text += f" but {called('rejection_accept', hi.args)} returned {fmt(hi.value)}"
             text += (f"; for every u in {show_interval(piece)} the contract "
                      f"{'accepts' if want else 'rejects'} (r = p_x / q_x = {r!r})")
-            found = refine(target, "rejection_accept", lambda u, a=p_x, b=q_x: (a, b, u),
+            # mypy cannot type a lambda whose defaults bind the loop's values.
+            found = refine(target, "rejection_accept", lambda u, a=p_x, b=q_x: (a, b, u),  # type: ignore[misc]
                            split_at([r]), bool)
             shift = boundary_shift(found, lambda a: a == ("ok", True), count_below(r))
             pitfall, why = shift_problem(shift, r, p_x, "it")
@@ -896,7 +901,8 @@ def represented(counts, expected) -> str:
     """Which ids are over- and under-represented, by their standardized residuals."""
     z = [((c - e) / math.sqrt(e) if e > 0 else (math.inf if c else 0.0), i)
          for i, (c, e) in enumerate(zip(counts, expected, strict=True))]
-    over = [f"id {i} ({counts[i]} drawn, {expected[i]:.1f} expected)" for s, i in sorted(z, reverse=True) if s > 3]
+    over = [f"id {i} ({counts[i]} drawn, {expected[i]:.1f} expected)"
+            for s, i in sorted(z, reverse=True) if s > 3]
     under = [f"id {i} ({counts[i]} drawn, {expected[i]:.1f} expected)" for s, i in sorted(z) if s < -3]
     return (f"over-represented: {', '.join(over) or 'none'}; "
             f"under-represented: {', '.join(under) or 'none'}")
@@ -1021,7 +1027,7 @@ def first_try_problem(p, q, m, differing) -> tuple[int | None, str]:
     """Why one try of rejection_sample answered otherwise than the contract on the cells
     ``differing``: [(x, acceptance interval, [(uniforms, answer), (uniforms, answer)])]."""
     corners = [(x, acc, u, out) for x, acc, pair in differing for u, out in pair]
-    for x, acc, (u_prop, u_acc), out in corners:
+    for _x, _acc, (u_prop, u_acc), out in corners:
         if out[0] == "raised" and out[1] == "ValueError":
             return 7, "it rejected a valid envelope (p_i <= m q_i for every i, m >= 1)"
         if out[1] == "SourceExhausted":
@@ -1030,7 +1036,7 @@ def first_try_problem(p, q, m, differing) -> tuple[int | None, str]:
         if out[-1] != 2:
             return 10, (f"with uniforms [{u_prop!r}, {u_acc!r}] it drew {out[-1]} uniform(s) in its one "
                         "try: exactly two per try, the proposal first")
-    for x, acc, (u_prop, u_acc), out in corners:
+    for x, _acc, (u_prop, u_acc), out in corners:
         swapped_x = inverse_cdf(categorical_intervals(q), u_acc)
         swapped = (swapped_x, 1) if u_prop < p[swapped_x] / (m * q[swapped_x]) else None
         if out[0] == "ok" and swapped is not None and out[1][0] == swapped[0] and swapped_x != x:
@@ -1039,7 +1045,7 @@ def first_try_problem(p, q, m, differing) -> tuple[int | None, str]:
         if out[0] == "ok" and out[1][0] != x:
             return 10, (f"the first uniform {u_prop!r} proposes id {x} (the inverse CDF of q); "
                         f"id {out[1][0]} is not the contract's proposal")
-    for x, acc, (u_prop, u_acc), out in corners:
+    for x, _acc, (_u_prop, u_acc), out in corners:
         if out[0] == "ok" and p[x] == 0 and u_acc > 0:
             return 11, (f"it returned id {x}, which p gives probability 0, after a try that rejects it: "
                         "with no acceptance within max_tries = 1 it must raise RuntimeError")
@@ -1126,7 +1132,7 @@ def check_first_try(target, p, q, m) -> None:
             + f" (p_x / (m q_x) = {threshold!r}): {why}", pitfall)
     expected = {i: Fraction(a) / Fraction(m) for i, a in enumerate(p) if a}
     worse = [i for i in set(law) | set(expected)
-             if abs(law.get(i, 0) - expected.get(i, 0)) > first_try_bound(i)]
+             if abs(law.get(i, Fraction(0)) - expected.get(i, Fraction(0))) > first_try_bound(i)]
     expect(not worse, f"one try of rejection_sample(p={p}, q={q}, m={m}) accepts id x with "
            f"probability p_x / m up to float rounding, not at id {worse[0] if worse else ''} "
            f"(allowed {float(first_try_bound(worse[0] if worse else 0)):.3g}):\n"
@@ -1180,8 +1186,7 @@ def threshold_cases() -> list[tuple[list[float], list[float], float]]:
 
 def geometric_trial(target, seed: int, samples: int = GEOMETRIC_SAMPLES):
     """Mean tries of ``samples`` seeded calls: (mean, m, standard error)."""
-    p, q, m = [0.5, 0.3, 0.2, 0.0], [0.25, 0.25, 0.25, 0.25], 3.0
-    p, q = tuple(p), tuple(q)
+    p, q, m = (0.5, 0.3, 0.2, 0.0), (0.25, 0.25, 0.25, 0.25), 3.0
     rng = PCGSource(seed, 54)  # one stream, continued from call to call (shared within the batch)
     total = 0
     for r in target.map("rejection_sample", [(p, q, m, rng)] * samples):
@@ -1231,7 +1236,8 @@ def sample_problem(p, q, m, script, max_tries, got) -> tuple[int | None, str]:
                 return 1, (f"try {tries} proposed id {x} (p = 0) with u = 0.0 and accepted it: accept only "
                            "when u < p_x / (m q_x), strictly")
     if got[-1] != want[-1]:
-        return 10, f"it drew {got[-1]} uniforms where the contract draws {want[-1]}: two per try, proposal first"
+        return 10, (f"it drew {got[-1]} uniforms where the contract draws {want[-1]}: two per try, "
+                    "proposal first")
     return 10, "each try draws the proposal uniform first, then the acceptance uniform"
 
 
@@ -1325,6 +1331,7 @@ def check_envelope_boundaries(target) -> None:
         r = target.map("rejection_sample", [(p, q, m, rng, tries)])[0]
         if r.error is None and tuple(r.value) == want:
             continue
+        pitfall: int | None
         pitfall, why = 15, "m == 1 and p_i == m * q_i satisfy the envelope"
         if type(m) is not float:
             pitfall, why = None, "numpy scalars (an np.float64 m, an np.int64 max_tries) are numbers"

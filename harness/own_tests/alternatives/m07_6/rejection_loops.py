@@ -23,7 +23,7 @@ def _real(what: str, value: object) -> float:
     if not isinstance(value, numbers.Number):
         raise TypeError(f"{what} is not a number: {value!r}")
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{what} is not a real number: {value!r}")  # noqa: TRY004
+        raise ValueError(f"{what} is not a real number: {value!r}")
     value = float(value)
     if math.isnan(value) or math.isinf(value):
         raise ValueError(f"{what} is {value!r}; it must be finite")
@@ -106,7 +106,7 @@ def speculative_step(p, q, x, u_accept, u_resample):
     if not isinstance(x, numbers.Number):
         raise TypeError(f"the draft x must be an integer id, not {x!r}")
     if isinstance(x, bool) or not isinstance(x, numbers.Integral):
-        raise ValueError(f"the draft x must be an integer id, not {x!r}")  # noqa: TRY004
+        raise ValueError(f"the draft x must be an integer id, not {x!r}")
     x = int(x)
     if x < 0 or x >= len(p_list):
         raise ValueError(f"the draft x = {x} is not one of the {len(p_list)} ids")
@@ -123,7 +123,7 @@ def rejection_sample(p, q, m, rng, max_tries=10000):
     if not isinstance(max_tries, numbers.Number):
         raise TypeError(f"max_tries must be an integer, not {max_tries!r}")
     if isinstance(max_tries, bool) or not isinstance(max_tries, numbers.Integral):
-        raise ValueError(f"max_tries must be an integer, not {max_tries!r}")  # noqa: TRY004
+        raise ValueError(f"max_tries must be an integer, not {max_tries!r}")
     if max_tries < 1:
         raise ValueError("max_tries must be at least 1")
     m = _real("m", m)
