@@ -32,11 +32,13 @@ from typing import Any
 
 from harness.engine.course import Course, Module, load_course
 from harness.errors import HarnessError
-from harness.engine.results import FORMAT_VERSION, RunResult
+from harness.engine.results import RunResult
+from harness.engine.serial import reading, tagged, untag
 from harness.engine.workspace import Workspace, module_state
 
 EXIT_PASS, EXIT_FAIL = 0, 1
 STATUSES = ("pass", "fail", "error", "blocked")
+FORMAT_VERSION = 1  # GateResult's; the tag was added without a change to the body
 
 
 @dataclass(frozen=True)
@@ -68,11 +70,17 @@ class ModuleGate:
             "status": self.status,
             "passed": self.run.passed if self.run else 0,
             "failed": self.run.failed if self.run else 0,
-            "duration_s": round(self.duration_s, 3),
+            "duration_s": self.duration_s,
             "blocked_by": list(self.blocked_by),
             "message": self.message,
             "run": self.run.to_json() if self.run else None,
         }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any], source: str | None = None) -> ModuleGate:
+        run = RunResult.from_json(d["run"], source) if d.get("run") is not None else None
+        return cls(d["module"], d["title"], d["status"], run, d.get("message", ""),
+                   tuple(d.get("blocked_by", ())), float(d.get("duration_s", 0.0)))
 
 
 @dataclass(frozen=True)
@@ -108,8 +116,7 @@ class GateResult:
         return f"{self.milestone}: {counts} (verdict: {self.verdict})"
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "format_version": FORMAT_VERSION,
+        return tagged("GateResult", FORMAT_VERSION, {
             "kind": "ol-gate",
             "milestone": self.milestone,
             "title": self.title,
@@ -119,9 +126,20 @@ class GateResult:
             "replay": self.replay,
             "verdict": self.verdict,
             "counts": {s: self.count(s) for s in STATUSES},
-            "duration_s": round(self.duration_s, 3),
+            "duration_s": self.duration_s,
             "modules": [m.to_json() for m in self.modules],
-        }
+        })
+
+    @classmethod
+    def from_json(cls, d: Any, source: str | None = None) -> GateResult:
+        """The gate ``to_json`` wrote; ``source`` names where ``d`` came from, for the message."""
+        milestone = d.get("milestone") if isinstance(d, dict) else None
+        rerun = f"ol gate {milestone}" if isinstance(milestone, str) else "ol gate MILESTONE"
+        untag(d, "GateResult", (FORMAT_VERSION,), source, rerun)
+        with reading("GateResult", source, rerun):
+            return cls(d["milestone"], d["title"], d["workspace"], bool(d["ref_deps"]),
+                       tuple(ModuleGate.from_json(m, source) for m in d["modules"]),
+                       float(d.get("duration_s", 0.0)), d.get("seed"))
 
 
 def gate_replay(milestone: str, workspace: str, ref_deps: bool, seed: int | None) -> str:

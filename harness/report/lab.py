@@ -26,7 +26,7 @@ from harness import __version__
 from harness.catalogs.metadata import collect
 from harness.engine.course import REFERENCE_PYTHON, REPO_ROOT, Module, load_course
 from harness.errors import HarnessError
-from harness.lab.engine import LabResult, MutantRow
+from harness.lab.engine import NOT_RUN, LabResult, MutantRow
 from harness.engine.mutants import Mutant, apply
 from harness.report.common import (
     cases_line,
@@ -42,9 +42,11 @@ from harness.report.io import write_reports
 THRESHOLDS = {"high": 100, "low": 80}
 SUMMARY_PROBLEMS_SHOWN = 10  # the terminal summary stays one screen long
 
-# A cell of the kill matrix: (test, mutant) -> one of these states.
+# A cell of the kill matrix: (test, mutant) -> one of these states. NOT_RUN: the lab did not run
+# the test on the mutant, as it never reaches the mutated code (its outcome is the reference's).
 KILLED, DESIGNATED, MISSED, SURVIVED = "killed", "designated", "missed", "survived"
-MD_MARKS = {DESIGNATED: "**X**", KILLED: "x", MISSED: "**!**", SURVIVED: ""}
+MD_MARKS = {DESIGNATED: "**X**", KILLED: "x", MISSED: "**!**", SURVIVED: "", NOT_RUN: "\u00b7"}
+NOT_RUN_WORDS = "not run: the test never reaches the mutated code (its outcome is the reference's)"
 
 
 def write_lab_reports(result: LabResult, out: Path | None = None) -> list[Path]:
@@ -68,11 +70,14 @@ def write_lab_reports(result: LabResult, out: Path | None = None) -> list[Path]:
 # -- what every format shares -------------------------------------------------------------------
 
 def cell_state(row: MutantRow, test: str) -> str:
-    """KILLED, DESIGNATED (killed by a designated test), MISSED (designated, passed) or SURVIVED."""
+    """KILLED, DESIGNATED (killed by a designated test), MISSED (designated, not killed: passed
+    or not run), NOT_RUN (not run, as it never reaches the mutated code) or SURVIVED (passed)."""
     designated = test in row.mutant.designated
     if test in row.killed_by:
         return DESIGNATED if designated else KILLED
-    return MISSED if designated else SURVIVED
+    if designated:
+        return MISSED
+    return NOT_RUN if test in row.not_run else SURVIVED
 
 
 def _course_module(module_id: str) -> Module | None:
@@ -106,7 +111,10 @@ def _counts(result: LabResult) -> str:
     n = len(result.rows)
     killed = sum(r.killed for r in result.rows)
     designated = sum(r.killed and r.designated_killed for r in result.rows)
-    return f"{n} mutants, {killed} killed, {designated} by their designated tests"
+    not_run = sum(len(r.not_run) for r in result.rows)
+    cells = (f"; {not_run} of {n * len(result.tests)} cells not run (the test never reaches the "
+             "mutated code)") if not_run else ""
+    return f"{n} mutants, {killed} killed, {designated} by their designated tests{cells}"
 
 
 def _note_lines(result: LabResult) -> list[tuple[str, str]]:
@@ -197,19 +205,25 @@ def _stryker_mutant(result: LabResult, row: MutantRow, source: str) -> dict[str,
     start, end, replacement = mutation_span(row.mutant, source)
     killers = sorted(row.killed_by, key=lambda t: t not in row.mutant.designated)  # designated first
     messages = {t.name: t.message for t in row.run.tests}
+    covered = [t.name for t in row.run.tests]  # the tests that reach the mutant (or all of them)
     if row.killed:
         reason = "\n".join(f"{t}: {_first_line(messages.get(t, ''))}" for t in killers)
+    elif not covered:
+        reason = "no catalog test reaches the mutated code; designated: " + \
+            ", ".join(row.mutant.designated)
     else:
-        reason = "every catalog test passed; designated: " + ", ".join(row.mutant.designated)
+        reason = ("every catalog test that reaches it passed" if row.not_run
+                  else "every catalog test passed") + "; designated: " + \
+            ", ".join(row.mutant.designated)
     return {
         "id": row.mutant.id,
         "mutatorName": printable(_pitfall(result, row.mutant)),
         "replacement": replacement,
         "location": {"start": position(source, start), "end": position(source, end)},
-        "status": "Killed" if row.killed else "Survived",
+        "status": "Killed" if row.killed else "Survived" if covered else "NoCoverage",
         "statusReason": printable(reason),
         "killedBy": killers,
-        "coveredBy": [t.name for t in row.run.tests],
+        "coveredBy": covered,
         "testsCompleted": len(row.run.tests),
         "duration": round(row.run.duration_s * 1000, 3),
         "description": printable(f"{row.mutant.id}: {row.mutant.description}"),
@@ -335,8 +349,9 @@ def _md_matrix(result: LabResult) -> list[str]:
     numbers = range(1, len(result.tests) + 1)
     lines = ["#### Kill matrix", "",
              ("**X** killed by a designated test, x killed by another test, **!** a designated "
-              "test that did not kill it, blank: the test passed. Columns are the tests numbered "
-              "as in the strength table."), "",
+              "test that did not kill it, blank: the test passed, \u00b7 not run (the test never "
+              "reaches the mutated code, so its outcome is the reference's). Columns are the "
+              "tests numbered as in the strength table."), "",
              "| mutant | pitfall | " + " | ".join(str(n) for n in numbers) + " | result |",
              "| --- | ---: | " + " | ".join(":---:" for _ in numbers) + " | --- |"]
     for row in result.rows:

@@ -18,6 +18,8 @@ from harness.report.lab import (
     DESIGNATED,
     KILLED,
     MISSED,
+    NOT_RUN,
+    NOT_RUN_WORDS,
     SURVIVED,
     _counts,
     _first_line,
@@ -30,10 +32,12 @@ from harness.report.lab import (
     lab_cases_line,
 )
 
-HTML_MARKS = {DESIGNATED: "\u25c6", KILLED: "", MISSED: "!", SURVIVED: ""}  # U+25C6 black diamond
+# U+25C6 black diamond; U+00B7 middle dot
+HTML_MARKS = {DESIGNATED: "\u25c6", KILLED: "", MISSED: "!", SURVIVED: "", NOT_RUN: "\u00b7"}
 SUBSET_MARK = "\u25cf"  # U+25CF black circle
 # Cell colours (the HTML test looks for them in a screenshot).
-COLORS = {KILLED: "#4caf50", DESIGNATED: "#1b5e20", MISSED: "#ff9800", SURVIVED: "#eef0f2"}
+COLORS = {KILLED: "#4caf50", DESIGNATED: "#1b5e20", MISSED: "#ff9800", SURVIVED: "#eef0f2",
+          NOT_RUN: "#fbfbfc"}
 
 
 _CSS = string.Template("""
@@ -67,6 +71,8 @@ td.cell { width: 22px; height: 22px; min-width: 22px; text-align: center; font-s
 .cell.missed { background: $missed; color: #000; font-weight: 700;
             outline: 2px dashed #000; outline-offset: -2px; }
 .cell.survived { background: $survived; }
+.cell.not_run { background: $not_run; color: #6b7280; outline: 1px dotted #9aa0a6;
+               outline-offset: -1px; }
 td.count, tfoot td { text-align: center; font-size: 12px; color: #333; }
 tfoot th { text-align: right; padding-right: 8px; font-size: 12px; color: #333; }
 table.strength { border-collapse: collapse; }
@@ -105,7 +111,8 @@ def to_lab_html(result: LabResult) -> str:
 
 def _html_legend() -> str:
     items = [(KILLED, "killed by this test"), (DESIGNATED, "killed by a designated test"),
-             (MISSED, "designated test did not kill it"), (SURVIVED, "test passed")]
+             (MISSED, "designated test did not kill it"), (SURVIVED, "test passed"),
+             (NOT_RUN, "not run: the test never reaches the mutated code")]
     return "<div class=\"legend\">" + "".join(
         f"<span><span class=\"sw cell {state}\">{HTML_MARKS[state]}</span>{text}</span>"
         for state, text in items) + "<span><b>bold</b> test name: in the minimal subset</span></div>"
@@ -143,7 +150,8 @@ def _html_matrix(result: LabResult) -> str:
 def _html_cell(row: MutantRow, test: str) -> str:
     state = cell_state(row, test)
     words = {KILLED: "killed", DESIGNATED: "killed (designated test)",
-             MISSED: "NOT killed by this designated test", SURVIVED: "passed (not killed)"}
+             MISSED: "NOT killed by this designated test", SURVIVED: "passed (not killed)",
+             NOT_RUN: NOT_RUN_WORDS}
     why = next((t.message for t in row.run.tests if t.name == test and not t.ok), "")
     title = f"{row.mutant.id} \u00d7 {test}: {words[state]}" + (f"\n{_first_line(why)}" if why else "")
     title = html.escape(title, quote=True)
