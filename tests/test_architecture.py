@@ -154,7 +154,7 @@ ALLOWED = {
     "lab": {"catalogs"},
     "audit": {"lab", "catalogs"},
     "gate": {"catalogs"},
-    "grade": {"gate", "sandbox", "catalogs", "report"},
+    "grade": {"gate", "sandbox", "catalogs"},
     "own_tests": {"sandbox", "lab"},
     "report": {"lab", "audit", "gate", "grade", "own_tests", "catalogs"},
 }
@@ -183,12 +183,12 @@ def test_nothing_below_the_commands_imports_the_cli_or_the_commands():
 
 
 # Modules that start processes. The student's code runs only through the sandbox's supervisor;
-# the audit runs mutmut on ol's own reference (trusted) in a child; the own-tests engine forks
-# the student's tests inside a worker that the supervisor started; the lab and the power audit
-# fork pools over ol's own mutants.
+# the audit runs mutmut on ol's own reference (trusted) in a child; the own-tests fork
+# server forks the student's tests inside a worker that the supervisor started; the lab and the
+# power audit fork pools over ol's own mutants.
 SPAWNERS = {"harness.sandbox.supervisor", "harness.sandbox.worker", "harness.audit.mutmut_run",
             "harness.audit.matrix", "harness.audit.power", "harness.lab.engine",
-            "harness.own_tests.engine"}
+            "harness.own_tests.server"}
 
 
 def test_only_known_modules_start_processes():

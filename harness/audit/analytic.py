@@ -22,6 +22,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from harness.engine.serial import float_from_json
+
 CONFIDENCE = 0.95
 TARGET_POWER = 0.999
 
@@ -42,6 +44,12 @@ class Rate:
     def to_json(self) -> dict[str, float | int]:
         return {"k": self.k, "n": self.n, "rate": self.value, "ci_low": self.low,
                 "ci_high": self.high, "confidence": CONFIDENCE}
+
+    @classmethod
+    def from_json(cls, d: dict[str, float | int]) -> Rate:
+        """What ``to_json`` wrote (its NaN as a string too, as the audits write it)."""
+        return cls(int(d["k"]), int(d["n"]), float_from_json(d["ci_low"]),
+                   float_from_json(d["ci_high"]))
 
 
 def rate(k: int, n: int, confidence: float = CONFIDENCE) -> Rate:

@@ -54,6 +54,11 @@ class Record:
                 "kind": self.kind, "reason": self.reason, "occurrence": self.occurrence,
                 "record": self.number}
 
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Record:
+        return cls(d["function"], d["original"], d["mutated"], d["kind"], d["reason"],
+                   d.get("occurrence"), int(d.get("record", 0)))
+
 
 def equivalents_path(module_id: str) -> Path:
     return mutants_dir() / module_id / "mutmut" / "equivalents.toml"

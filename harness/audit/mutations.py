@@ -40,7 +40,13 @@ class MutmutMutant:
     def to_json(self) -> dict:
         return {"key": self.key, "function": self.function, "original": self.original,
                 "mutated": self.mutated, "occurrence": self.occurrence, "line": self.line,
-                "end_line": self.end_line, "diff": self.diff}
+                "end_line": self.end_line, "diff": self.diff, "number": self.number,
+                "replacement": self.replacement}
+
+    @classmethod
+    def from_json(cls, d: dict) -> MutmutMutant:
+        return cls(d["key"], int(d["number"]), d["function"], d["original"], d["mutated"],
+                   int(d["occurrence"]), d["line"], d["end_line"], d["diff"], d["replacement"])
 
 
 def parse_name(name: str) -> tuple[str, str, str] | None:

@@ -7,8 +7,11 @@ from typing import Any
 
 from harness.audit.equivalents import Record
 from harness.audit.mutations import MutmutMutant
-from harness.engine.results import FORMAT_VERSION
+from harness.engine.serial import reading, tagged, untag
 
+# MutmutAudit's. Version 2: the tag, each mutant's "number" and "replacement", and times written
+# exactly (version 1 rounded them), so the audit can be read back.
+FORMAT_VERSION = 2
 DETECTED = ("killed", "timeout")  # mutmut's statuses that count as detected
 
 
@@ -70,7 +73,14 @@ class MutmutRow:
                 "covered_by": list(self.covered_by), "messages": self.messages,
                 "record": self.record.to_json() if self.record else None,
                 "unexplained": self.unexplained, "contradicted": self.contradicted,
-                "disagreement": self.disagreement, "duration_s": round(self.duration_s, 4)}
+                "disagreement": self.disagreement, "duration_s": self.duration_s}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> MutmutRow:
+        record = Record.from_json(d["record"]) if d.get("record") is not None else None
+        return cls(MutmutMutant.from_json(d), d["mutmut_status"], tuple(d["killed_by"]),
+                   tuple(d["covered_by"]), dict(d.get("messages", {})), record,
+                   float(d.get("duration_s", 0.0)))
 
 
 @dataclass(frozen=True)
@@ -119,8 +129,8 @@ class MutmutAudit:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "format_version": FORMAT_VERSION, "module": self.module, "file": self.file,
+        return tagged("MutmutAudit", FORMAT_VERSION, {
+            "module": self.module, "file": self.file,
             "verdict": self.verdict, "mutmut_version": self.mutmut_version, "jobs": self.jobs,
             "counts": {"total": len(self.rows), "detected": self.count("detected"),
                        "equivalent": self.count("equivalent"),
@@ -128,9 +138,23 @@ class MutmutAudit:
                        "contradicted": self.count("contradicted"), "stale_records": len(self.stale),
                        "disagreements": sum(bool(r.disagreement) for r in self.rows)},
             "score": self.score, "clean_failures": list(self.clean_failures),
-            "timings": {k: round(v, 3) for k, v in self.timings.items()},
+            "timings": dict(self.timings), "mutmut_rate": self.mutmut_rate,
             "speed": self.speed(), "lab": self.lab, "mutmut_stats": self.mutmut_stats,
             "equivalents_file": self.equivalents_file, "tests": list(self.tests),
             "stale_records": [r.to_json() for r in self.stale],
             "mutants": [r.to_json() for r in self.rows],
-        }
+        })
+
+    @classmethod
+    def from_json(cls, d: Any, source: str | None = None) -> MutmutAudit:
+        """The audit ``to_json`` wrote; ``source`` names where ``d`` came from, for the message."""
+        module = d.get("module") if isinstance(d, dict) else None
+        rerun = f"ol audit {module} --mutmut" if isinstance(module, str) else "ol audit MODULE --mutmut"
+        untag(d, "MutmutAudit", (FORMAT_VERSION,), source, rerun)
+        with reading("MutmutAudit", source, rerun):
+            return cls(d["module"], d["file"], tuple(MutmutRow.from_json(r) for r in d["mutants"]),
+                       tuple(Record.from_json(r) for r in d["stale_records"]), tuple(d["tests"]),
+                       tuple(d["clean_failures"]), d["mutmut_version"], int(d["jobs"]),
+                       {k: float(v) for k, v in d["timings"].items()}, d.get("mutmut_rate"),
+                       dict(d["lab"]), dict(d.get("mutmut_stats", {})),
+                       d.get("equivalents_file", ""))

@@ -7,7 +7,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.audit.analytic import TARGET_POWER, Rate
-from harness.engine.results import FORMAT_VERSION
+from harness.engine.serial import (
+    float_from_json,
+    optional_float,
+    reading,
+    restored,
+    tagged,
+    untag,
+)
+
+# PowerAudit's. Version 2: the tag, and the reference p-values and times written exactly
+# (version 1 rounded them), so the audit can be read back.
+FORMAT_VERSION = 2
 
 
 def _clean(value: Any) -> Any:
@@ -64,6 +75,14 @@ class MutantPower:
             "note": self.note, "problems": self.problems,
         })
 
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> MutantPower:
+        return cls(d["mutant"], d["description"], bool(d["designated"]), d["method"],
+                   d["law_changed"], restored(d["law"]),
+                   Rate.from_json(d["power"]) if d.get("power") is not None else None,
+                   bool(d["fixed_seed_killed"]), optional_float(d.get("mean_statistic")),
+                   d.get("note", ""))
+
 
 @dataclass(frozen=True)
 class TestPower:
@@ -110,8 +129,19 @@ class TestPower:
             "calibration": {k: v.to_json() for k, v in self.calibration.items()},
             "uniformity_pvalue": self.uniformity_pvalue, "detectable": self.detectable,
             "mutants": [m.to_json() for m in self.mutants], "unreachable": list(self.unreachable),
-            "problems": self.problems, "reference_pvalues": [round(p, 6) for p in self.pvalues],
+            "problems": self.problems, "reference_pvalues": list(self.pvalues),
         })
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> TestPower:
+        return cls(d["test"], d["kind"], d["alpha_name"], float_from_json(d["alpha"]),
+                   int(d["fixed_seed"]), int(d["size"]), Rate.from_json(d["false_alarm"]),
+                   float_from_json(d["fixed_seed_pvalue"]),
+                   {k: Rate.from_json(v) for k, v in d["calibration"].items()},
+                   float_from_json(d["uniformity_pvalue"]), restored(d["detectable"]),
+                   tuple(MutantPower.from_json(m) for m in d["mutants"]),
+                   tuple(d["unreachable"]),
+                   tuple(float_from_json(p) for p in d.get("reference_pvalues", ())))
 
 
 @dataclass(frozen=True)
@@ -129,10 +159,20 @@ class PowerAudit:
         return "fail" if any(t.problems for t in self.tests) else "pass"
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "format_version": FORMAT_VERSION, "module": self.module, "verdict": self.verdict,
+        return tagged("PowerAudit", FORMAT_VERSION, {
+            "module": self.module, "verdict": self.verdict,
             "seeds": self.seeds, "false_alarm_seeds": self.false_alarm_seeds, "jobs": self.jobs,
-            "duration_s": round(self.duration_s, 3),
-            "timings": {k: round(v, 3) for k, v in self.timings.items()},
+            "duration_s": self.duration_s, "timings": dict(self.timings),
             "target_power": TARGET_POWER, "tests": [t.to_json() for t in self.tests],
-        }
+        })
+
+    @classmethod
+    def from_json(cls, d: Any, source: str | None = None) -> PowerAudit:
+        """The audit ``to_json`` wrote; ``source`` names where ``d`` came from, for the message."""
+        module = d.get("module") if isinstance(d, dict) else None
+        rerun = f"ol audit {module} --power" if isinstance(module, str) else "ol audit MODULE --power"
+        untag(d, "PowerAudit", (FORMAT_VERSION,), source, rerun)
+        with reading("PowerAudit", source, rerun):
+            return cls(d["module"], int(d["seeds"]), int(d["false_alarm_seeds"]), int(d["jobs"]),
+                       float(d["duration_s"]), tuple(TestPower.from_json(t) for t in d["tests"]),
+                       {k: float(v) for k, v in d.get("timings", {}).items()})

@@ -51,7 +51,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _head(module: Module, request: CheckRequest, ws) -> None:
     """The first lines: what is checked, and on which cases (with the replay of a seed)."""
-    from harness.report.common import cases_line, replay_command
+    from harness.engine.seeding import replay_command
+    from harness.report.common import cases_line
 
     if ws is not None:
         bundled = " (the bundled student workspace)" if ws.root == STUDENT_DIR.resolve() else ""

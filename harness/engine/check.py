@@ -12,6 +12,7 @@ import secrets
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.diagnosis.record import Recorder
 from harness.engine.course import Course, Module, load_course
@@ -29,6 +30,9 @@ from harness.engine.workspace import (
 from harness.errors import HarnessError
 from harness.sandbox.fs import remove_tree
 
+if TYPE_CHECKING:
+    from harness.sandbox.isolated import Limits
+
 PASSES_FILE = ".ol/passes.json"
 
 
@@ -42,7 +46,7 @@ def import_lazily_used(module: Module) -> None:
 
 @contextlib.contextmanager
 def isolated_target(ws: Workspace, module: Module, course: Course, ref_deps: bool,
-                    limits: object | None, whole_catalog: bool = False) -> Iterator[Target]:
+                    limits: Limits | None, whole_catalog: bool = False) -> Iterator[Target]:
     """A worker for the student's code, with its overlay removed afterwards.
 
     The worker starts at once (an interpreter, numpy, the student's import: about 0.2 s); when the

@@ -6,7 +6,13 @@ the Python API (a request built in code is checked the same way).
 
 from __future__ import annotations
 
+import dataclasses
+from typing import TYPE_CHECKING
+
 from harness.errors import HarnessError
+
+if TYPE_CHECKING:
+    from harness.sandbox.isolated import Limits
 
 TIMEOUT_MAX_S = 3600.0  # per call: an hour; a test's calls together get 120 s anyway
 SUBMISSION_TIMEOUT_MAX_S = 86400.0  # one submission of ol grade: a day
@@ -42,15 +48,15 @@ def check_jobs(jobs: int | None) -> int | None:
     return None if jobs is None else check_count("--jobs", jobs, 1, JOBS_MAX, "e.g. --jobs 2")
 
 
-def worker_limits(timeout_s: float | None, memory_mb: int | None):
+def worker_limits(timeout_s: float | None, memory_mb: int | None) -> Limits:
     """The isolated worker's limits from ``--timeout`` and ``--memory-mb`` (None: the default)."""
     from harness.sandbox.isolated import Limits
 
-    fields: dict[str, float | int] = {}
+    limits = Limits()
     if timeout_s is not None:
-        fields["call_timeout_s"] = check_seconds("--timeout", float(timeout_s), TIMEOUT_MAX_S,
-                                                 "--timeout 10")
+        limits = dataclasses.replace(limits, call_timeout_s=check_seconds(
+            "--timeout", float(timeout_s), TIMEOUT_MAX_S, "--timeout 10"))
     if memory_mb is not None:
-        fields["memory_mb"] = check_count("--memory-mb", int(memory_mb), MEMORY_MB_MIN,
-                                          MEMORY_MB_MAX, MEMORY_HINT)
-    return Limits(**fields)
+        limits = dataclasses.replace(limits, memory_mb=check_count(
+            "--memory-mb", int(memory_mb), MEMORY_MB_MIN, MEMORY_MB_MAX, MEMORY_HINT))
+    return limits

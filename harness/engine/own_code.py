@@ -46,8 +46,15 @@ def reference_target(module: Module) -> InProcessTarget:
     return InProcessTarget("reference", load_reference(module), module.functions, course.returns)
 
 
+def reference_file(module: Module) -> str:
+    """The path of the reference's source file of ``module``."""
+    path = load_reference(module).__file__
+    assert path is not None, "the reference is a package of plain files"
+    return path
+
+
 def reference_source(module: Module) -> str:
-    with open(load_reference(module).__file__, encoding="utf-8") as fh:
+    with open(reference_file(module), encoding="utf-8") as fh:
         return fh.read()
 
 

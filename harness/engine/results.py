@@ -1,6 +1,7 @@
 """The typed result model: what a run, a lab and an audit produce, and what reporters format.
 
-One JSON shape per result, with a format version; ``to_json``/``from_json`` round-trip.
+One JSON shape per result, tagged with its type and format version (``harness.engine.serial``);
+``from_json(to_json(r)) == r`` for every result (durations are written exactly, not rounded).
 """
 
 from __future__ import annotations
@@ -9,17 +10,19 @@ import enum
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-FORMAT_VERSION = 1
+from harness.engine.serial import reading, tagged, untag
+
+FORMAT_VERSION = 1  # RunResult's; the tag was added without a change to the body
 
 
-class Kind(str, enum.Enum):
+class Kind(str, enum.Enum):  # noqa: UP042 - StrEnum would change str() and format() of a member
     UNIT = "unit"
     BOUNDARY = "boundary"
     PROPERTY = "property"
     STATISTICAL = "statistical"
 
 
-class Outcome(str, enum.Enum):
+class Outcome(str, enum.Enum):  # noqa: UP042 - as Kind
     PASSED = "passed"
     FAILED = "failed"
     ERROR = "error"
@@ -95,7 +98,7 @@ class TestResult:
             "name": self.name,
             "kind": self.kind.value,
             "outcome": self.outcome.value,
-            "duration_s": round(self.duration_s, 6),
+            "duration_s": self.duration_s,
             "message": self.message,
             "pitfall": self.pitfall,
             "pitfall_text": self.pitfall_text,
@@ -190,8 +193,7 @@ class RunResult:
         return [t for t in self.tests if not t.ok]
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "format_version": FORMAT_VERSION,
+        return tagged("RunResult", FORMAT_VERSION, {
             "diagnosis": [d.to_json() for d in self.diagnosis],
             "module": self.module,
             "workspace": self.workspace,
@@ -200,20 +202,25 @@ class RunResult:
             "verdict": self.verdict,
             "passed": self.passed,
             "failed": self.failed,
-            "duration_s": round(self.duration_s, 6),
+            "duration_s": self.duration_s,
             "notes": list(self.notes),
             "tests": [t.to_json() for t in self.tests],
-        }
+        })
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> RunResult:
-        return cls(
-            module=d["module"],
-            workspace=d["workspace"],
-            target=d["target"],
-            tests=tuple(TestResult.from_json(t) for t in d["tests"]),
-            duration_s=float(d.get("duration_s", 0.0)),
-            notes=tuple(d.get("notes", ())),
-            diagnosis=tuple(Diagnosis.from_json(x) for x in d.get("diagnosis", ())),
-            seed=d.get("seed"),
-        )
+    def from_json(cls, d: Any, source: str | None = None) -> RunResult:
+        """The run ``to_json`` wrote; ``source`` names where ``d`` came from, for the message."""
+        module = d.get("module") if isinstance(d, dict) else None
+        rerun = f"ol check {module}" if isinstance(module, str) else "ol check"
+        untag(d, "RunResult", (FORMAT_VERSION,), source, rerun)
+        with reading("RunResult", source, rerun):
+            return cls(
+                module=d["module"],
+                workspace=d["workspace"],
+                target=d["target"],
+                tests=tuple(TestResult.from_json(t) for t in d["tests"]),
+                duration_s=float(d.get("duration_s", 0.0)),
+                notes=tuple(d.get("notes", ())),
+                diagnosis=tuple(Diagnosis.from_json(x) for x in d.get("diagnosis", ())),
+                seed=d.get("seed"),
+            )

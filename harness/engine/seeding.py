@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import secrets
+import shlex
 from collections.abc import Iterator
 
 PUBLIC = "public"
@@ -100,3 +101,13 @@ def case_seed(public: int, family: str) -> int:
         return public
     digest = hashlib.sha256(f"ol-cases:{_run_seed}:{family}".encode()).digest()
     return int.from_bytes(digest[:8], "little")
+
+
+def seed_text(seed: int | None) -> str:
+    """A run seed as ``--seed`` takes it: the number, or ``public`` for the public cases."""
+    return "public" if seed is None else str(seed)
+
+
+def replay_command(command: str, subject: str, seed: int | None, *options: str) -> str:
+    """``ol COMMAND SUBJECT [OPTIONS] --seed N``: the command line that runs the same cases."""
+    return shlex.join(["ol", command, subject, *options, "--seed", seed_text(seed)])

@@ -22,14 +22,19 @@ import importlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.engine.course import Course, Module, load_course
-from harness.engine.results import FORMAT_VERSION, RunResult
+from harness.engine.results import RunResult
+from harness.engine.serial import reading, tagged, untag
 from harness.engine.workspace import Workspace, module_state
 from harness.errors import HarnessError
 
+if TYPE_CHECKING:
+    from harness.sandbox.isolated import Limits
+
 STATUSES = ("pass", "fail", "error", "blocked")
+FORMAT_VERSION = 1  # GateResult's; the tag was added without a change to the body
 
 
 @dataclass(frozen=True)
@@ -61,11 +66,17 @@ class ModuleGate:
             "status": self.status,
             "passed": self.run.passed if self.run else 0,
             "failed": self.run.failed if self.run else 0,
-            "duration_s": round(self.duration_s, 3),
+            "duration_s": self.duration_s,
             "blocked_by": list(self.blocked_by),
             "message": self.message,
             "run": self.run.to_json() if self.run else None,
         }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any], source: str | None = None) -> ModuleGate:
+        run = RunResult.from_json(d["run"], source) if d.get("run") is not None else None
+        return cls(d["module"], d["title"], d["status"], run, d.get("message", ""),
+                   tuple(d.get("blocked_by", ())), float(d.get("duration_s", 0.0)))
 
 
 @dataclass(frozen=True)
@@ -86,12 +97,6 @@ class GateResult:
     def replay(self) -> str:
         return gate_replay(self.milestone, self.workspace, self.ref_deps, self.seed)
 
-    def cases_line(self) -> str:
-        """``cases: hidden, seed 1234 (replay: ol gate MS-P6 --workspace WS --seed 1234)``."""
-        from harness.report.common import cases_line
-
-        return cases_line(self.seed, self.replay)
-
     def count(self, status: str) -> int:
         return sum(m.status == status for m in self.modules)
 
@@ -101,8 +106,7 @@ class GateResult:
         return f"{self.milestone}: {counts} (verdict: {self.verdict})"
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "format_version": FORMAT_VERSION,
+        return tagged("GateResult", FORMAT_VERSION, {
             "kind": "ol-gate",
             "milestone": self.milestone,
             "title": self.title,
@@ -112,15 +116,26 @@ class GateResult:
             "replay": self.replay,
             "verdict": self.verdict,
             "counts": {s: self.count(s) for s in STATUSES},
-            "duration_s": round(self.duration_s, 3),
+            "duration_s": self.duration_s,
             "modules": [m.to_json() for m in self.modules],
-        }
+        })
+
+    @classmethod
+    def from_json(cls, d: Any, source: str | None = None) -> GateResult:
+        """The gate ``to_json`` wrote; ``source`` names where ``d`` came from, for the message."""
+        milestone = d.get("milestone") if isinstance(d, dict) else None
+        rerun = f"ol gate {milestone}" if isinstance(milestone, str) else "ol gate MILESTONE"
+        untag(d, "GateResult", (FORMAT_VERSION,), source, rerun)
+        with reading("GateResult", source, rerun):
+            return cls(d["milestone"], d["title"], d["workspace"], bool(d["ref_deps"]),
+                       tuple(ModuleGate.from_json(m, source) for m in d["modules"]),
+                       float(d.get("duration_s", 0.0)), d.get("seed"))
 
 
 def gate_replay(milestone: str, workspace: str, ref_deps: bool, seed: int | None) -> str:
     """``ol gate MS-P6 --workspace WS [--ref-deps] --seed N``: the same gate on the same cases
     (``--seed public`` too: the gate's default is a fresh seed)."""
-    from harness.report.common import replay_command
+    from harness.engine.seeding import replay_command
 
     return replay_command("gate", milestone, seed, "--workspace", workspace,
                           *(("--ref-deps",) if ref_deps else ()))
@@ -177,7 +192,7 @@ def _blockers(module: Module, course: Course, ws: Workspace, done: dict[str, Mod
     return tuple(blockers), f"by {', '.join(reasons)}" if blockers else ""
 
 
-def check_one(module: Module, ws: Workspace, ref_deps: bool, limits: object | None,
+def check_one(module: Module, ws: Workspace, ref_deps: bool, limits: Limits | None,
               seed: int | None = None) -> ModuleGate:
     """One module's check, as ``ol check --seed`` runs it; a setup error is the module's
     ``error``."""
@@ -197,7 +212,7 @@ def check_one(module: Module, ws: Workspace, ref_deps: bool, limits: object | No
                       duration_s=time.perf_counter() - start)
 
 
-def run_gate(milestone: str, ws: Workspace, ref_deps: bool = False, limits: object | None = None,
+def run_gate(milestone: str, ws: Workspace, ref_deps: bool = False, limits: Limits | None = None,
              on_module: Callable[[ModuleGate], None] | None = None,
              seed: int | None = None) -> GateResult:
     """Every module of ``milestone`` in dependency order, each on the cases of ``seed`` (None:

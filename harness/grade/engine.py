@@ -198,8 +198,9 @@ class GradeEvents:
     prints them)."""
 
     def planned(self, module_id: str, folder: Path, names: int, unchanged: int, to_check: int,
-                where: str, cases: str) -> None:
-        """The run is planned: how many submissions, how many unchanged, where they are checked."""
+                where: str, seed: int | None, replay: str, resumed: bool) -> None:
+        """The run is planned: how many submissions, how many unchanged, where they are checked,
+        on which cases (``replay`` checks one submission again; ``resumed``: the gradebook's)."""
 
     def graded(self, row: dict[str, Any]) -> None:
         """One submission's row of the gradebook, as recorded."""
@@ -328,7 +329,7 @@ def _grade(request: GradeRequest, module: Module, folder: Path, book: Gradebook,
     where = (f"Dask scheduler {request.scheduler}" if request.scheduler else
              f"a local Dask cluster of {workers}" if dask else f"{workers} jobs")
     events.planned(module.id, folder, len(names), len(todo.unchanged), len(todo.jobs), where,
-                   _cases_line(book, resumed))
+                   book.seed, book.replay, resumed)
     for row in todo.rejected:
         book.record(row)
         events.graded(book.rows[row["submission"]])
@@ -353,17 +354,6 @@ def _grade(request: GradeRequest, module: Module, folder: Path, book: Gradebook,
         book.save()
     events.finished()
     return GradeOutcome(book, frozenset(names), len(todo.jobs), time.perf_counter() - start)
-
-
-def _cases_line(book: Gradebook, resumed: bool) -> str:
-    """``cases: hidden, seed N, recorded in the gradebook (replay one submission: ol check M
-    --workspace SUBMISSIONS/NAME --seed N)``: which cases every submission is checked on, and how
-    one check is replayed."""
-    from harness.report.common import cases_line
-
-    head = cases_line(book.seed)
-    whose = "continued from the gradebook" if resumed else "recorded in the gradebook"
-    return f"{head}, {whose} (replay one submission: {book.replay})"
 
 
 def _write_run(out: Path, name: str, run: dict[str, Any]) -> None:

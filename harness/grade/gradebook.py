@@ -31,13 +31,16 @@ from typing import Any
 
 from harness import __version__
 from harness.engine.course import PACKAGE_DIR, Module
-from harness.engine.results import FORMAT_VERSION
 from harness.engine.seeding import describe, is_run_seed
+from harness.engine.serial import reading, tagged, untag
 from harness.errors import HarnessError
 from harness.sandbox.staging import as_text, text_of_name
 
 JSON_NAME, CSV_NAME = "gradebook.json", "gradebook.csv"
 KIND = "ol-gradebook"
+# Gradebook's. The tag and "out" were added without a change to the rest ("kind" stays for the
+# readers of version 1; ``read_gradebook`` continues an untagged one too).
+FORMAT_VERSION = 1
 VERDICTS = ("pass", "fail", "error", "internal")  # internal: the harness failed; graded again
 FIXED_COLUMNS = ("submission", "verdict", "passed", "failed", "time_s", "message", "content_hash",
                  "graded_at", "seed")
@@ -122,7 +125,7 @@ class Gradebook:
     def replay(self) -> str:
         """``ol check MODULE --workspace SUBMISSIONS/NAME [--ref-deps] --seed N``: how one
         submission's check is replayed on the gradebook's cases (NAME is the submission)."""
-        from harness.report.common import replay_command
+        from harness.engine.seeding import replay_command
 
         where = f"{self.submissions_dir.rstrip('/')}/NAME"
         return replay_command("check", self.module, self.seed, "--workspace", where,
@@ -151,10 +154,10 @@ class Gradebook:
         self.save()
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "format_version": FORMAT_VERSION,
+        return tagged("Gradebook", FORMAT_VERSION, {
             "kind": KIND,
             "module": self.module,
+            "out": str(self.out),
             "submissions_dir": self.submissions_dir,
             "settings": self.settings,
             "seed": self.seed,
@@ -164,7 +167,20 @@ class Gradebook:
             "tests": self.tests,
             "counts": {v: sum(r["verdict"] == v for r in self.rows.values()) for v in VERDICTS},
             "submissions": [self.rows[name] for name in sorted(self.rows)],
-        }
+        })
+
+    @classmethod
+    def from_json(cls, d: Any, source: str | None = None, out: Path | None = None) -> Gradebook:
+        """The gradebook ``to_json`` wrote, in ``out`` (None: the folder it was written in).
+
+        Its rows come back in the order of their names (the order ``to_json`` writes)."""
+        module = d.get("module") if isinstance(d, dict) else None
+        rerun = f"ol grade {module} SUBMISSIONS" if isinstance(module, str) else "ol grade"
+        untag(d, "Gradebook", (FORMAT_VERSION,), source, rerun)
+        with reading("Gradebook", source, rerun):
+            return cls(Path(d["out"]) if out is None else out, d["module"], d["submissions_dir"],
+                       dict(d["settings"]), d["context"], list(d["tests"]),
+                       {r["submission"]: dict(r) for r in d["submissions"]})
 
     def to_csv(self) -> str:
         buf = io.StringIO()

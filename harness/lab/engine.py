@@ -2,7 +2,10 @@
 
 Mutants are our own code, so they run in-process; start-up (Python, numpy, scipy, the catalog and
 its cached seeded inputs) is paid once, then the mutants are shared among ``--jobs`` forked
-processes. No mutant stops at its first kill: every cell of the kill matrix is a real run.
+processes. No mutant stops at its first kill: every cell of the kill matrix is a real run, or
+``not_run`` (``NOT_RUN``): a test that never reaches the mutated function on the reference, whose
+outcome is the reference's (``harness.lab.reach``; Stryker's ``coveredBy``). A not-run cell is
+not a kill; ``--exhaustive`` runs those cells too, and finds the same kills.
 
 The lab runs on the public cases by default; ``seed`` (``ol lab --seed N``) runs the reference,
 its coverage and every mutant on the hidden cases of one run seed instead, for an instructor who
@@ -25,23 +28,26 @@ from typing import Any
 
 from harness.catalogs.metadata import collect
 from harness.engine.course import Module, load_course
-from harness.engine.mutants import Mutant, apply, load_mutants
-from harness.engine.own_code import load_reference, module_from_source, reference_target
-from harness.engine.results import FORMAT_VERSION, Outcome, RunResult, TestResult
+from harness.engine.mutants import Edit, Mutant, apply, load_mutants
+from harness.engine.own_code import module_from_source, reference_source, reference_target
+from harness.engine.results import RunResult
 from harness.engine.runner import run_case, run_catalog
 from harness.engine.seeding import cases_from
+from harness.engine.serial import reading, tagged, untag
 from harness.engine.target import InProcessTarget
 from harness.errors import MutantDoesNotApply, VerdictFailure
 from harness.lab.reach import reaches, reference_run_with_coverage
 
 LAB_TEST_LIMIT_S = 60.0
+# Version 2: the tag, each mutant's whole definition and run ("file", "hint", "edits", "run"),
+# and "not_run" cells (an outcome version 1 did not have: it wrote them as "passed").
+FORMAT_VERSION = 2
+NOT_RUN = "not_run"  # a cell the lab did not run: the test never reaches the mutated code
 
 
 def mutant_source(mutant: Mutant, module: Module) -> str:
     """The reference file of ``module`` with ``mutant`` applied (MutantDoesNotApply if it cannot be)."""
-    reference_file = load_reference(module).__file__
-    with open(reference_file, encoding="utf-8") as fh:
-        return apply(mutant, fh.read())
+    return apply(mutant, reference_source(module))
 
 
 def mutant_target(mutant: Mutant, module: Module) -> InProcessTarget:
@@ -52,8 +58,12 @@ def mutant_target(mutant: Mutant, module: Module) -> InProcessTarget:
 
 @dataclass(frozen=True)
 class MutantRow:
+    """One mutant against the catalog: ``run`` holds the tests that ran on it, ``not_run`` (in
+    catalog order) those the lab did not run because they never reach the mutated function."""
+
     mutant: Mutant
     run: RunResult
+    not_run: tuple[str, ...] = ()
 
     @property
     def killed_by(self) -> list[str]:
@@ -66,6 +76,39 @@ class MutantRow:
     @property
     def designated_killed(self) -> bool:
         return all(name in self.killed_by for name in self.mutant.designated)
+
+    def outcome(self, test: str) -> str:
+        """The cell's outcome: an ``Outcome`` value, ``NOT_RUN``, or "" for a test not in it."""
+        if test in self.not_run:
+            return NOT_RUN
+        return next((t.outcome.value for t in self.run.tests if t.name == test), "")
+
+    def to_json(self, tests: tuple[str, ...] = ()) -> dict[str, Any]:
+        """The mutant, its cells (``outcomes`` in the order of ``tests``) and its whole run."""
+        m = self.mutant
+        outcomes = {t: self.outcome(t) for t in tests}
+        outcomes.update({t.name: t.outcome.value for t in self.run.tests if t.name not in outcomes})
+        outcomes.update({t: NOT_RUN for t in self.not_run if t not in outcomes})
+        return {
+            "id": m.id, "pitfall": m.pitfall, "description": m.description,
+            "function": m.function, "extended": m.extended,
+            "designated": list(m.designated), "killed": self.killed,
+            "killed_by": self.killed_by, "designated_killed": self.designated_killed,
+            "outcomes": outcomes, "not_run": list(self.not_run),
+            "messages": {t.name: t.message for t in self.run.tests if not t.ok},
+            "duration_s": self.run.duration_s,
+            "module": m.module, "file": m.file, "hint": m.hint,
+            "edits": [{"find": e.find, "replace": e.replace} for e in m.edits],
+            "run": self.run.to_json(),
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> MutantRow:
+        mutant = Mutant(d["id"], d["module"], d["file"], d["function"], int(d["pitfall"]),
+                        d["description"], tuple(d["designated"]), d["hint"],
+                        tuple(Edit(e["find"], e["replace"]) for e in d["edits"]),
+                        bool(d["extended"]))
+        return cls(mutant, RunResult.from_json(d["run"]), tuple(d.get("not_run", ())))
 
 
 @dataclass(frozen=True)
@@ -105,30 +148,35 @@ class LabResult:
                              {r.mutant.id for r in self.rows if r.killed})
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "format_version": FORMAT_VERSION,
+        return tagged("LabResult", FORMAT_VERSION, {
             "module": self.module,
             "seed": self.seed,
             "verdict": self.verdict,
             "reference_passed": self.reference_passed,
-            "duration_s": round(self.duration_s, 3),
+            "duration_s": self.duration_s,
             "jobs": self.jobs,
-            "mutants": [{
-                "id": r.mutant.id, "pitfall": r.mutant.pitfall, "description": r.mutant.description,
-                "function": r.mutant.function, "extended": r.mutant.extended,
-                "designated": list(r.mutant.designated), "killed": r.killed,
-                "killed_by": r.killed_by, "designated_killed": r.designated_killed,
-                "outcomes": {t.name: t.outcome.value for t in r.run.tests},
-                "messages": {t.name: t.message for t in r.run.tests if not t.ok},
-                "duration_s": round(r.run.duration_s, 3),
-            } for r in self.rows],
+            "mutants": [r.to_json(self.tests) for r in self.rows],
             "tests": [{"name": t, "kills": self.kills(t), "unique_kills": self.unique_kills(t),
                        "designated_for": [r.mutant.id for r in self.rows if t in r.mutant.designated],
+                       "not_run_on": [r.mutant.id for r in self.rows if t in r.not_run],
                        "note": self.notes.get(t, "")}
                       for t in self.tests],
+            "notes": dict(self.notes),
             "minimal_subset": self.minimal_subset(),
             "reference": self.reference.to_json(),
-        }
+        })
+
+    @classmethod
+    def from_json(cls, d: Any, source: str | None = None) -> LabResult:
+        """The lab ``to_json`` wrote; ``source`` names where ``d`` came from, for the message."""
+        module = d.get("module") if isinstance(d, dict) else None
+        rerun = f"ol lab {module}" if isinstance(module, str) else "ol lab MODULE"
+        untag(d, "LabResult", (FORMAT_VERSION,), source, rerun)
+        with reading("LabResult", source, rerun):
+            return cls(d["module"], RunResult.from_json(d["reference"], source),
+                       tuple(MutantRow.from_json(r) for r in d["mutants"]),
+                       tuple(t["name"] for t in d["tests"]), float(d["duration_s"]),
+                       int(d["jobs"]), dict(d.get("notes", {})), d.get("seed"))
 
 
 def minimal_cover(kills: dict[str, set[str]], universe: set[str]) -> list[str]:
@@ -159,11 +207,11 @@ _POOL_STATE: dict[str, Any] = {}
 
 
 def _run_one(mutant_id: str) -> dict[str, Any]:
-    """In a forked lab process: the catalog against one mutant, as JSON.
+    """In a forked lab process: the catalog against one mutant, as a row's JSON.
 
     Without ``--exhaustive``, a test that never calls the mutated function on the reference is
-    not run: it would execute the reference's code exactly, so its cell is "passed" by
-    construction (``harness.lab.reach``).
+    not run: it would execute the reference's code exactly, so its outcome is the reference's
+    (``harness.lab.reach``). Its cell is ``not_run``, not a kill.
     """
     module: Module = _POOL_STATE["module"]
     mutant = _POOL_STATE["mutants"][mutant_id]
@@ -171,16 +219,16 @@ def _run_one(mutant_id: str) -> dict[str, Any]:
     seed = _POOL_STATE.get("seed")
     target = mutant_target(mutant, module)
     start = time.perf_counter()
-    results = []
+    results, not_run = [], []
     for info, fn in collect(module):
         if coverage is not None and not reaches(coverage[info.name], mutant.function):
-            results.append(TestResult(info.name, info.kind, Outcome.PASSED, 0.0,
-                                      f"not run: never calls {mutant.function} (coverage)"))
+            not_run.append(info.name)
         else:
             with cases_from(seed):
                 results.append(run_case(module, info, fn, target, _POOL_STATE["test_limit_s"]))
-    return RunResult(module.id, "mutant", target.label, tuple(results),
-                     time.perf_counter() - start, seed=seed).to_json()
+    run = RunResult(module.id, "mutant", target.label, tuple(results),
+                    time.perf_counter() - start, seed=seed)
+    return MutantRow(mutant, run, tuple(not_run)).to_json()
 
 
 def _check_all_apply(mutants: list[Mutant], module: Module) -> None:
@@ -198,7 +246,8 @@ def run_lab(module_id: str, jobs: int | None = None,
     """The reference, then every mutant of ``module_id``, each against the whole catalog.
 
     ``exhaustive`` runs every cell of the matrix; otherwise the cells of tests that never reach
-    the mutated function are filled in from the reference's coverage (the same matrix, faster).
+    the mutated function are ``not_run``, known from the reference's coverage to be the
+    reference's outcome (the same kills, faster).
     ``test_limit_s`` bounds each cell: a mutant that loops fails that cell with a time-out.
     Every run is on the cases of ``seed`` (None: the public cases); the coverage is measured on
     those same cases, so its deduction holds for them.
@@ -220,13 +269,13 @@ def run_lab(module_id: str, jobs: int | None = None,
         raise VerdictFailure(f"the reference fails its own catalog: {names}",
                              "fix the reference or the test before running the lab")
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(mutants) or 1))
-    results: dict[str, RunResult] = {}
+    results: dict[str, MutantRow] = {}
     _POOL_STATE.update(module=module, mutants={m.id: m for m in mutants},
                        coverage=coverage, test_limit_s=test_limit_s, seed=seed)
     try:
         if jobs == 1:
             for i, m in enumerate(mutants):
-                results[m.id] = RunResult.from_json(_run_one(m.id))
+                results[m.id] = MutantRow.from_json(_run_one(m.id))
                 if progress:
                     progress(i + 1, len(mutants), m.id)
         else:
@@ -237,13 +286,13 @@ def run_lab(module_id: str, jobs: int | None = None,
             gc.freeze()
             with ctx.Pool(jobs) as pool:
                 for i, (mid, data) in enumerate(pool.imap_unordered(_run_pair, [m.id for m in mutants])):
-                    results[mid] = RunResult.from_json(data)
+                    results[mid] = MutantRow.from_json(data)
                     if progress:
                         progress(i + 1, len(mutants), mid)
     finally:
         _POOL_STATE.clear()
         gc.unfreeze()
-    rows = tuple(MutantRow(m, results[m.id]) for m in mutants)
+    rows = tuple(results[m.id] for m in mutants)
     tests = tuple(info.name for info, _ in collect(module))
     return LabResult(module.id, reference, rows, tests, time.perf_counter() - start, jobs,
                      _undesignated_notes(module_id, tests, rows), seed=seed)
@@ -253,7 +302,8 @@ def _run_pair(mutant_id: str) -> tuple[str, dict[str, Any]]:
     return mutant_id, _run_one(mutant_id)
 
 
-def _undesignated_notes(module_id: str, tests: tuple[str, ...], rows: tuple[MutantRow, ...]) -> dict[str, str]:
+def _undesignated_notes(module_id: str, tests: tuple[str, ...],
+                        rows: tuple[MutantRow, ...]) -> dict[str, str]:
     """Why a test is nobody's designated killer, when the mutant library says so."""
     from harness.engine.mutants import mutants_dir
 

@@ -4,8 +4,9 @@ A mutant edits one function (or method, or class). A test that never calls that 
 reference runs exactly the reference's code on the mutant too (the catalog is deterministic:
 fixed inputs, fixed seeds), so its outcome on the mutant is its outcome on the reference: passed.
 The lab uses this to run, per mutant, only the tests that reach the mutated code; the cells it
-does not run are known, not guessed (``ol lab --exhaustive`` runs them all, and a test of the
-project checks that both matrices agree). Stryker calls this per-test coverage.
+does not run are ``not_run`` in its matrix, known, not guessed (``ol lab --exhaustive`` runs them
+all, and a test of the project checks that both find the same kills, every not-run cell passing
+there). Stryker calls this per-test coverage (``coveredBy``).
 """
 
 from __future__ import annotations

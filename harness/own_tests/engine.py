@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.engine.course import REFERENCE_PYTHON, REPO_ROOT, Module
-from harness.engine.results import FORMAT_VERSION
+from harness.engine.serial import reading, source_name, tagged, untag
 from harness.errors import HarnessError, MutantDoesNotApply, VerdictFailure
 from harness.own_tests.stage import stage
 from harness.sandbox.fs import remove_tree
@@ -68,6 +68,9 @@ MESSAGE_BYTES = 3 * REPORT_BYTES  # a relayed report is JSON inside JSON
 MESSAGE_CHARS = 3000  # failure text kept per test
 MAX_TESTS = 20000
 OUTCOMES = ("passed", "failed", "skipped", "incomplete")
+# MineResult's. Version 2: the tag, and what rebuilds the result: every run's "outcomes" and
+# "messages", each correct implementation's "differs", each bug's "label", "pitfall_texts".
+FORMAT_VERSION = 2
 BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
         "from harness.own_tests.server import serve; serve(sys.argv[2:])")
 
@@ -80,7 +83,9 @@ class Implementation:
 
     key: str  # "reference", an alternative's name, or a mutant id
     label: str  # how a student reads it
-    source: str = field(repr=False)
+    # What ran, not what was found: no report carries it (a student reads them), so a result
+    # rebuilt from JSON has none, and equality leaves it out.
+    source: str = field(repr=False, compare=False)
     mutant: Any = None  # harness.engine.mutants.Mutant
     differs: str = ""  # for a hidden correct implementation: how it legitimately differs
 
@@ -264,9 +269,9 @@ def run_all(server: _ForkServer, impls: list[Implementation], jobs: int, run_lim
                                "killed")
                     going = record(flight.impl, Run("timeout", problem=problem)) and going
                 continue
-            flight = _follow(message, flights)
-            if flight is not None and not flight.killing:
-                going = record(flight.impl, judge_report(message, server.limits, paths))
+            ended = _follow(message, flights)
+            if ended is not None and not ended.killing:
+                going = record(ended.impl, judge_report(message, server.limits, paths))
     except _ServerGone as exc:  # fail closed: whatever has no report did not run
         failure = str(exc)
     for impl in [f.impl for f in flights.values() if not f.killing] + waiting:
@@ -291,7 +296,8 @@ def _expire(server: _ForkServer, flights: dict[int, _Flight]) -> list[_Flight]:
 
 def _follow(message: dict, flights: dict[int, _Flight]) -> _Flight | None:
     """Note a ``started`` message; the flight a ``done`` message ends."""
-    flight = flights.get(message.get("id"))
+    rid = message.get("id")
+    flight = flights.get(rid) if isinstance(rid, int) else None
     if flight is None:
         raise _ServerGone("the test server answered a run it was not given")
     if message.get("op") == "started" and not flight.started:
@@ -424,14 +430,15 @@ class MineResult:
     def to_json(self) -> dict[str, Any]:
         trusted = set(self.trusted)
         chapter = [(i, r) for i, r in self.mutants if not i.mutant.extended]
-        return {
-            "format_version": FORMAT_VERSION, "module": self.module, "suite": self.suite,
+        return tagged("MineResult", FORMAT_VERSION, {
+            "module": self.module, "suite": self.suite,
             "verdict": self.verdict, "score": self.caught, "max_score": len(self.mutants),
             "chapter": {"caught": sum(bool(self.caught_by(r)) for _, r in chapter),
                         "total": len(chapter)},
             "runs_on_correct": self.runs_on_correct,
             "correct": [{"name": i.key, "label": i.label, "status": r.status, "problem": r.problem,
-                         "failed": [t for t, o in r.outcomes.items() if o == "failed"]}
+                         "failed": [t for t, o in r.outcomes.items() if o == "failed"],
+                         "differs": i.differs, "outcomes": r.outcomes, "messages": r.messages}
                         for i, r in self.correct],
             "wrong_tests": [{"test": t, "fails_on": [i.key for i in impls],
                              "message": self.first_message(t)}
@@ -442,9 +449,51 @@ class MineResult:
             "bugs": [_bug_json(self, i, r) for i, r in self.mutants],
             "pitfalls": [{"pitfall": n, "text": self.pitfalls.get(n, ""), "caught": c, "total": t}
                          for n, c, t in pitfall_table(self)],
-            "duration_s": round(self.duration_s, 3), "jobs": self.jobs,
+            "pitfall_texts": {str(n): text for n, text in self.pitfalls.items()},
+            "duration_s": self.duration_s, "jobs": self.jobs,
             "sandboxed": self.sandboxed, "contained": self.contained,
-        }
+        })
+
+    @classmethod
+    def from_json(cls, d: Any, source: str | None = None) -> MineResult:
+        """The result ``to_json`` wrote. The JSON names each bug by its id and shows only what a
+        student may read, so the mutants are the library's (HarnessError if it changed since);
+        no implementation's source comes back."""
+        module = d.get("module") if isinstance(d, dict) else None
+        rerun = (f"ol tests {module} --mine PATH" if isinstance(module, str)
+                 else "ol tests MODULE --mine PATH")
+        untag(d, "MineResult", (FORMAT_VERSION,), source, rerun)
+        with reading("MineResult", source, rerun):
+            correct = tuple((Implementation(c["name"], c["label"], "", differs=c.get("differs", "")),
+                             _run_from_json(c)) for c in d["correct"])
+            mutants = _library_bugs(d["module"], d["bugs"], source, rerun)
+            return cls(d["module"], d["suite"], correct, mutants,
+                       {int(n): text for n, text in d["pitfall_texts"].items()},
+                       float(d["duration_s"]), int(d["jobs"]), bool(d["sandboxed"]),
+                       bool(d["contained"]))
+
+
+def _run_from_json(d: dict[str, Any]) -> Run:
+    status = d["run"] if "run" in d else d["status"]  # a bug's entry says "run", a correct one's "status"
+    return Run(status, dict(d["outcomes"]), dict(d["messages"]), d.get("problem", ""))
+
+
+def _library_bugs(module_id: str, bugs: list[dict[str, Any]], source: str | None,
+                  rerun: str) -> tuple[tuple[Implementation, Run], ...]:
+    """Each bug of a result's JSON as the library's mutant, checked to be the one that ran."""
+    from harness.engine.mutants import load_mutants
+
+    library = {m.id: m for m in load_mutants(module_id)} if bugs else {}
+    out = []
+    for bug in bugs:
+        m = library.get(bug["id"])
+        if m is None or (m.pitfall, m.description, m.extended) != (
+                bug["pitfall"], bug["description"], bug["extended"]):
+            what = "is no longer in" if m is None else "has changed in"
+            raise HarnessError(f"{source_name(source)}: bug {bug['id']} {what} the mutant library "
+                               f"of {module_id} since the result was written", f"rerun `{rerun}`")
+        out.append((Implementation(m.id, bug["label"], "", mutant=m), _run_from_json(bug)))
+    return tuple(out)
 
 
 def _bug_json(result: MineResult, impl: Implementation, run: Run) -> dict[str, Any]:
@@ -454,6 +503,7 @@ def _bug_json(result: MineResult, impl: Implementation, run: Run) -> dict[str, A
            "caught_by": caught_by, "run": run.status, "problem": run.problem}
     if not caught_by:
         doc["hint"] = m.hint
+    doc.update(label=impl.label, outcomes=run.outcomes, messages=run.messages)
     return doc
 
 

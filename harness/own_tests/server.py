@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import gc
+import importlib.abc
 import json
 import os
 import select
@@ -193,7 +194,7 @@ def _child(write_fd: int, source: str, config: dict) -> None:  # pragma: no cove
     os._exit(0)
 
 
-class _Loader:
+class _Loader(importlib.abc.Loader):
     """Executes the implementation from its code object: no file, no source for ``inspect``."""
 
     def __init__(self, code: Any) -> None:
@@ -216,6 +217,7 @@ def _install(import_name: str, source: str) -> None:  # pragma: no cover - forke
     parent = importlib.import_module(package)
     loader = _Loader(compile(source, f"<{import_name.replace('.', '/')}.py>", "exec"))
     spec = importlib.util.spec_from_loader(import_name, loader, origin="ol")
+    assert spec is not None, "a loader always gives a spec"
     module = importlib.util.module_from_spec(spec)
     sys.modules[import_name] = module
     loader.exec_module(module)

@@ -21,10 +21,10 @@ from harness import __version__
 from harness.audit.equivalents import Record, skeleton
 from harness.audit.mutmut_result import MutmutAudit, MutmutRow
 from harness.engine.course import REFERENCE_PYTHON, REPO_ROOT
+from harness.lab.sources import catalog_test_files, position
 from harness.report.common import json_text, md_cell
 from harness.report.escape import printable
 from harness.report.io import write_reports
-from harness.report.lab import _stryker_test_files, position
 
 THRESHOLDS = {"high": 100, "low": 80}
 _COMPARE = {"<", "<=", ">", ">=", "==", "!="}
@@ -55,7 +55,7 @@ def to_stryker(audit: MutmutAudit) -> dict[str, Any]:
         "files": {key: {"language": "python", "source": source,
                         "mutants": [_stryker_mutant(row, source) for row in audit.rows]}},
         # Duck-typed: _stryker_test_files reads only a LabResult's module and tests.
-        "testFiles": _stryker_test_files(
+        "testFiles": catalog_test_files(
             SimpleNamespace(module=audit.module, tests=audit.tests)),  # type: ignore[arg-type]
         "framework": {"name": f"ol audit (mutmut {audit.mutmut_version})", "version": __version__},
         "config": {"module": audit.module, "jobs": audit.jobs, "mutmut": audit.mutmut_version},

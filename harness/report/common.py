@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import shlex
 import textwrap
 from typing import Any
 
 from harness.engine.results import WRONG, Outcome, RunResult, TestResult
+from harness.engine.seeding import replay_command
 from harness.report.escape import UNSAFE, printable
 
 # Plain markers (no emoji): they read the same in a terminal, a CI log and a step summary.
@@ -39,16 +39,6 @@ def summary_line(result: RunResult) -> str:
 
 
 # -- which cases a run used, and how to replay it -------------------------------------------------
-
-def seed_text(seed: int | None) -> str:
-    """A run seed as ``--seed`` takes it: the number, or ``public`` for the public cases."""
-    return "public" if seed is None else str(seed)
-
-
-def replay_command(command: str, subject: str, seed: int | None, *options: str) -> str:
-    """``ol COMMAND SUBJECT [OPTIONS] --seed N``: the command line that runs the same cases."""
-    return shlex.join(["ol", command, subject, *options, "--seed", seed_text(seed)])
-
 
 def run_replay(result: RunResult) -> str:
     """``ol check MODULE --workspace WS --seed N`` (``--target T`` for the reference or a

@@ -35,14 +35,14 @@ def to_gate_json(result: GateResult) -> str:
 def to_gate_markdown(result: GateResult) -> str:
     """The gate's cases, a table of modules, then each failed module's own Markdown section (for
     a step summary)."""
-    from harness.report.common import md_cell
+    from harness.report.common import cases_line, md_cell
     from harness.report.markdown import to_markdown
 
     verdict = "PASS" if result.verdict == "pass" else "FAIL"
     lines = [f"## {result.milestone}: {verdict}", "", md_cell(result.title), "",
              f"workspace {md_cell(str(result.workspace))}" + (", reference dependencies" if result.ref_deps
                                                   else ""), "",
-             md_cell(result.cases_line()), "",
+             md_cell(cases_line(result.seed, result.replay)), "",
              "| module | status | passed | failed | time | note |",
              "| --- | --- | ---: | ---: | ---: | --- |"]
     for m in result.modules:
@@ -61,7 +61,7 @@ def to_gate_junit(result: GateResult) -> str:
     that could not run is one ``<error>``. Every suite names the gate's cases (``seed``) and the
     command that replays the gate (``gate_replay``); a suite that ran also has its check's own
     ``replay``."""
-    from harness.report.common import seed_text
+    from harness.engine.seeding import seed_text
     from harness.report.junit import to_junit, xml_text
 
     suites = []

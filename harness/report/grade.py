@@ -31,6 +31,16 @@ def shown(path: Path) -> str:
     return clean(str(path))
 
 
+def grade_cases_line(seed: int | None, replay: str, resumed: bool) -> str:
+    """``cases: hidden, seed N, recorded in the gradebook (replay one submission: ol check M
+    --workspace SUBMISSIONS/NAME --seed N)``: which cases every submission is checked on, and how
+    one check is replayed."""
+    from harness.report.common import cases_line
+
+    whose = "continued from the gradebook" if resumed else "recorded in the gradebook"
+    return f"{cases_line(seed)}, {whose} (replay one submission: {replay})"
+
+
 class GradeProgress(GradeEvents):
     """A line per graded submission on stdout; on a terminal, a bar with an ETA below them."""
 
@@ -41,10 +51,10 @@ class GradeProgress(GradeEvents):
         self.start = time.monotonic()
 
     def planned(self, module_id: str, folder: Path, names: int, unchanged: int, to_check: int,
-                where: str, cases: str) -> None:
+                where: str, seed: int | None, replay: str, resumed: bool) -> None:
         say(f"ol grade {module_id}: {count(names, 'submission')} in {shown(folder)}; "
             f"{unchanged} unchanged since graded, {to_check} to check on {where}")
-        say(cases)
+        say(grade_cases_line(seed, replay, resumed))
         self.total = names - unchanged
         self.start = time.monotonic()
         if self.tty and self.total:

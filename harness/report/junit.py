@@ -18,13 +18,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 
 from harness.engine.results import Outcome, RunResult, TestResult
-from harness.report.common import (
-    diagnosis_lines,
-    failure_text,
-    run_replay,
-    seed_text,
-    summary_line,
-)
+from harness.engine.seeding import seed_text
+from harness.report.common import diagnosis_lines, failure_text, run_replay, summary_line
 from harness.report.escape import printable
 
 SUITES_NAME = "ol"

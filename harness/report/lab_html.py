@@ -2,7 +2,7 @@
 
 No scripts and no external assets; every cell's title says its state and the test's failure, every
 row's title the mutant's description and pitfall. The cell states, counts, problems and notes are
-``harness.report.lab``'s, shared with the other formats; ``write_lab_reports`` writes this page.
+``harness.report.lab_parts``'s, shared with the other formats; ``write_lab_reports`` writes this page.
 Every text is ``html.escape``d, and the page as a whole goes through ``printable`` (html.escape
 leaves control characters alone; the template has none, so only a run's text can hold them).
 """
@@ -14,26 +14,30 @@ import string
 
 from harness.lab.engine import LabResult, MutantRow
 from harness.report.escape import printable
-from harness.report.lab import (
+from harness.report.lab_parts import (
     DESIGNATED,
     KILLED,
     MISSED,
+    NOT_RUN,
+    NOT_RUN_WORDS,
     SURVIVED,
-    _counts,
-    _first_line,
-    _note_lines,
-    _pitfall,
-    _problems,
-    _reference_phrase,
-    _verdict_word,
     cell_state,
+    counts_line,
+    first_line,
     lab_cases_line,
+    lab_problems,
+    note_lines,
+    pitfall_line,
+    reference_phrase,
+    verdict_word,
 )
 
-HTML_MARKS = {DESIGNATED: "\u25c6", KILLED: "", MISSED: "!", SURVIVED: ""}  # U+25C6 black diamond
+# U+25C6 black diamond; U+00B7 middle dot
+HTML_MARKS = {DESIGNATED: "\u25c6", KILLED: "", MISSED: "!", SURVIVED: "", NOT_RUN: "\u00b7"}
 SUBSET_MARK = "\u25cf"  # U+25CF black circle
 # Cell colours (the HTML test looks for them in a screenshot).
-COLORS = {KILLED: "#4caf50", DESIGNATED: "#1b5e20", MISSED: "#ff9800", SURVIVED: "#eef0f2"}
+COLORS = {KILLED: "#4caf50", DESIGNATED: "#1b5e20", MISSED: "#ff9800", SURVIVED: "#eef0f2",
+          NOT_RUN: "#fbfbfc"}
 
 
 _CSS = string.Template("""
@@ -67,6 +71,8 @@ td.cell { width: 22px; height: 22px; min-width: 22px; text-align: center; font-s
 .cell.missed { background: $missed; color: #000; font-weight: 700;
             outline: 2px dashed #000; outline-offset: -2px; }
 .cell.survived { background: $survived; }
+.cell.not_run { background: $not_run; color: #6b7280; outline: 1px dotted #9aa0a6;
+               outline-offset: -1px; }
 td.count, tfoot td { text-align: center; font-size: 12px; color: #333; }
 tfoot th { text-align: right; padding-right: 8px; font-size: 12px; color: #333; }
 table.strength { border-collapse: collapse; }
@@ -82,18 +88,18 @@ def to_lab_html(result: LabResult) -> str:
     """One page, no scripts or external assets; titles carry each mutant's description on hover."""
     e = html.escape
     body = [(f"<h1>Lab {e(result.module)} <span class=\"verdict {result.verdict}\">"
-             f"{_verdict_word(result)}</span></h1>"),
-            (f"<p class=\"counts\">{e(_counts(result))}; {e(_reference_phrase(result))}; "
+             f"{verdict_word(result)}</span></h1>"),
+            (f"<p class=\"counts\">{e(counts_line(result))}; {e(reference_phrase(result))}; "
              f"{len(result.tests)} tests; {result.duration_s:.1f} s with {result.jobs} jobs</p>"),
             f"<p class=\"cases\">{e(lab_cases_line(result.module, result.seed))}</p>"]
-    problems = _problems(result)
+    problems = lab_problems(result)
     if problems:
         body.append("<ul class=\"problems\">" + "".join(
             f"<li><span class=\"id\">{e(row.mutant.id)}</span> {e(what)}: "
             f"{e(row.mutant.description)}</li>" for row, what in problems) + "</ul>")
     body += ["<h2>Kill matrix</h2>", _html_legend(), _html_matrix(result),
              "<h2>Test strength</h2>", _html_strength(result)]
-    notes = _note_lines(result)
+    notes = note_lines(result)
     if notes:
         body += ["<h2>Notes</h2>", "<ul>" + "".join(
             f"<li><code>{e(t)}</code> {e(s)}</li>" for t, s in notes) + "</ul>"]
@@ -105,7 +111,8 @@ def to_lab_html(result: LabResult) -> str:
 
 def _html_legend() -> str:
     items = [(KILLED, "killed by this test"), (DESIGNATED, "killed by a designated test"),
-             (MISSED, "designated test did not kill it"), (SURVIVED, "test passed")]
+             (MISSED, "designated test did not kill it"), (SURVIVED, "test passed"),
+             (NOT_RUN, "not run: the test never reaches the mutated code")]
     return "<div class=\"legend\">" + "".join(
         f"<span><span class=\"sw cell {state}\">{HTML_MARKS[state]}</span>{text}</span>"
         for state, text in items) + "<span><b>bold</b> test name: in the minimal subset</span></div>"
@@ -121,7 +128,7 @@ def _html_matrix(result: LabResult) -> str:
     rows = []
     for row in result.rows:
         m = row.mutant
-        hover = e(f"{m.id}: {m.description}\n{_pitfall(result, m)}\n"
+        hover = e(f"{m.id}: {m.description}\n{pitfall_line(result, m)}\n"
                   f"designated: {', '.join(m.designated)}\n"
                   f"killed by: {', '.join(row.killed_by) or 'no test'}", quote=True)
         cells = "".join(_html_cell(row, t) for t in result.tests)
@@ -143,9 +150,10 @@ def _html_matrix(result: LabResult) -> str:
 def _html_cell(row: MutantRow, test: str) -> str:
     state = cell_state(row, test)
     words = {KILLED: "killed", DESIGNATED: "killed (designated test)",
-             MISSED: "NOT killed by this designated test", SURVIVED: "passed (not killed)"}
+             MISSED: "NOT killed by this designated test", SURVIVED: "passed (not killed)",
+             NOT_RUN: NOT_RUN_WORDS}
     why = next((t.message for t in row.run.tests if t.name == test and not t.ok), "")
-    title = f"{row.mutant.id} \u00d7 {test}: {words[state]}" + (f"\n{_first_line(why)}" if why else "")
+    title = f"{row.mutant.id} \u00d7 {test}: {words[state]}" + (f"\n{first_line(why)}" if why else "")
     title = html.escape(title, quote=True)
     return (f"<td class=\"cell {state}\" data-test=\"{html.escape(test)}\" title=\"{title}\">"
             f"{HTML_MARKS[state]}</td>")

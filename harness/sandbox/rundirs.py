@@ -78,7 +78,7 @@ def sweep_folders(parent: str | Path | None = None, owner: str | None = None) ->
     """Remove the run folders in ``parent`` (default: the temporary directory) whose owner is
     gone, or (``owner``, a ``PID.START`` tag) that one dead owner's; the names removed."""
     parent = Path(parent or tempfile.gettempdir())
-    removed = []
+    removed: list[str] = []
     try:
         entries = list(os.scandir(parent))
     except OSError:

@@ -36,7 +36,7 @@ def test_the_diagnosis_comes_first_and_the_students_print_is_shown(tmp_path, cap
     assert "1. your code behaves like pitfall 1 (accepting on u <= r)" in out
     assert "your code printed:\n      | debug: u = 0.5 \\x1b[31m" in out  # escaped, never run
     data = json.loads(report.read_text())
-    assert list(data)[:2] == ["format_version", "diagnosis"]
+    assert list(data)[:3] == ["$type", "format_version", "diagnosis"]
     top = data["diagnosis"][0]
     assert (top["kind"], top["pitfall"], top["label"]) == ("pitfall", 1, "pitfall 1")
     assert "s01" in top["mutants"] and top["evidence"]

@@ -30,6 +30,7 @@ from harness.report.lab import (
     DESIGNATED,
     KILLED,
     MISSED,
+    NOT_RUN,
     SURVIVED,
     cell_state,
     lab_summary,
@@ -391,7 +392,7 @@ def check_rendering(html_path: Path, tmp_path: Path, lab: LabResult, height: int
     colors = color_counts(pixels)
     assert len(colors) > 50, f"only {len(colors)} colours: the page looks blank"
     states = {cell_state(r, t) for r in lab.rows for t in lab.tests}
-    for state in (KILLED, DESIGNATED, MISSED, SURVIVED):
+    for state in (KILLED, DESIGNATED, MISSED, SURVIVED, NOT_RUN):
         if state in states:  # a cell is 22 px square, less its outline
             assert colors.get(_rgb(COLORS[state]), 0) >= 150, f"no {state} cell is visible"
     dom = run_chromium(html_path, tmp_path, "--dump-dom", height=height)
@@ -452,3 +453,71 @@ def test_real_lab_reports_validate_and_render(real_lab, tmp_path):
     # Tall enough for every row of the matrix, so every kind of cell is on the screenshot.
     height = 700 + 24 * len(real_lab.rows)
     check_rendering(paths["lab-M07.6.html"], tmp_path, real_lab, height=height)
+
+
+# -- not-run cells ----------------------------------------------------------------------------------
+# Without --exhaustive the lab does not run a test that never reaches the mutated code: such a
+# cell is ``not_run`` (its outcome is the reference's), shown as such, and never a kill.
+
+def make_sparse_lab() -> LabResult:
+    """s01 reached by every test but RATE and NO_RESAMPLE, x14 by none; kills as in KILLS."""
+    mutants = {m.id: m for m in load_mutants(MODULE)}
+    reached = {"s01": (HAND, STRICT, BAD_DRAFTS), "x14": ()}
+    rows = []
+    for mid, tests in reached.items():
+        run = _run(f"mutant {mid}", KILLS[mid])
+        run = RunResult(run.module, run.workspace, run.target,
+                        tuple(t for t in run.tests if t.name in tests), run.duration_s)
+        rows.append(MutantRow(mutants[mid], run, tuple(t for t in TESTS if t not in tests)))
+    return LabResult(MODULE, _run("reference", set()), tuple(rows), TESTS, 1.5, 1)
+
+
+def test_not_run_cells_are_their_own_state_and_no_kill():
+    lab = make_sparse_lab()
+    s01, x14 = lab.rows
+    assert s01.killed_by == [HAND, STRICT] and not x14.killed
+    assert [cell_state(s01, t) for t in TESTS] == [KILLED, DESIGNATED, NOT_RUN, NOT_RUN, SURVIVED]
+    # A designated test that was not run did not kill its mutant: that is still a miss.
+    assert cell_state(x14, NO_RESAMPLE) == MISSED and cell_state(x14, HAND) == NOT_RUN
+    data = lab.to_json()
+    assert data["mutants"][0]["outcomes"] == {HAND: "failed", STRICT: "failed", RATE: "not_run",
+                                              NO_RESAMPLE: "not_run", BAD_DRAFTS: "passed"}
+    assert data["mutants"][0]["not_run"] == [RATE, NO_RESAMPLE]
+    assert LabResult.from_json(json.loads(json.dumps(data))) == lab
+
+
+def test_markdown_marks_not_run_cells_and_says_what_the_mark_means():
+    text = to_lab_markdown(make_sparse_lab())
+    rows = _md_matrix(text)
+    assert rows["s01"] == ["x", "**X**", "\u00b7", "\u00b7", ""]
+    assert rows["x14"] == ["\u00b7", "\u00b7", "\u00b7", "**!**", "\u00b7"]
+    assert "\u00b7 not run (the test never reaches the mutated code" in text
+    assert "7 of 10 cells not run" in text
+
+
+def test_html_shows_not_run_cells_with_a_legend_and_a_title():
+    lab = make_sparse_lab()
+    text = to_lab_html(lab)
+    page = _Page()
+    page.feed(text)
+    assert page.cells[("s01", RATE)] == {NOT_RUN} and page.cells[("x14", NO_RESAMPLE)] == {MISSED}
+    assert "not run: the test never reaches the mutated code</span>" in text  # the legend
+    assert re.search(r'class="cell not_run" data-test="test_acceptance_rate[^"]*" title="s01 '
+                     r'\u00d7 [^"]*: not run: the test never reaches the mutated code', text)
+
+
+def test_html_not_run_cells_render_in_their_own_colour(tmp_path):
+    lab = make_sparse_lab()
+    paths = {p.name: p for p in write_lab_reports(lab, tmp_path)}
+    check_rendering(paths["lab-M07.6.html"], tmp_path, lab, height=700)
+
+
+def test_stryker_covered_by_leaves_out_the_tests_that_do_not_reach_the_mutant():
+    report = to_stryker(make_sparse_lab())
+    assert validate_stryker(report) == []
+    s01, x14 = report["files"][SOURCE_KEY]["mutants"]
+    assert s01["coveredBy"] == [HAND, STRICT, BAD_DRAFTS] and s01["testsCompleted"] == 3
+    assert s01["status"] == "Killed"
+    # Stryker's word for a mutant no test reaches: not a survivor the tests saw.
+    assert (x14["status"], x14["coveredBy"], x14["testsCompleted"]) == ("NoCoverage", [], 0)
+    assert x14["statusReason"].startswith("no catalog test reaches the mutated code")

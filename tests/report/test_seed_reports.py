@@ -19,10 +19,11 @@ from jsonschema import Draft7Validator
 
 from harness.engine.mutants import load_mutants
 from harness.engine.results import Kind, Outcome, RunResult, TestResult
+from harness.engine.seeding import replay_command
 from harness.gate.engine import GateResult, ModuleGate
 from harness.grade.gradebook import CSV_NAME, Gradebook
 from harness.lab.engine import LabResult, MutantRow
-from harness.report.common import cases_line, replay_command, run_cases_line, run_replay
+from harness.report.common import cases_line, run_cases_line, run_replay
 from harness.report.gate import to_gate_json, to_gate_junit, to_gate_markdown
 from harness.report.gradescope import to_gradescope
 from harness.report.json_report import to_json_text
@@ -135,7 +136,7 @@ GATE_REPLAY = f"ol gate MS-P6 --workspace /work/ws --ref-deps --seed {SEED}"
 
 def test_every_gate_report_records_the_seed_and_the_replay(junit_schema):
     result = gate_result()
-    assert result.cases_line() == f"cases: hidden, seed {SEED} (replay: {GATE_REPLAY})"
+    assert cases_line(result.seed, result.replay) == f"cases: hidden, seed {SEED} (replay: {GATE_REPLAY})"
     doc = json.loads(to_gate_json(result))
     assert (doc["seed"], doc["replay"]) == (SEED, GATE_REPLAY)
     assert doc["modules"][0]["run"]["seed"] == SEED
