@@ -45,11 +45,18 @@ class _Once(argparse.Action):
     """An option that may be given once; the same option twice with different values is an error."""
 
     def __call__(self, parser, namespace, values, option_string=None):
-        seen = getattr(namespace, f"_seen_{self.dest}", False)
+        seen = getattr(namespace, f"_seen_{self.dest}", None)
         if seen and getattr(namespace, self.dest) != values:
-            raise UsageError(f"{option_string} given twice ({getattr(namespace, self.dest)} and {values})",
+            before = getattr(namespace, self.dest)
+            if seen != option_string:  # two options of one setting: -x and --maxfail 3
+                def shown(flag: str, value: object) -> str:
+                    flagged = parser._option_string_actions.get(flag)
+                    return flag if flagged is not None and flagged.nargs == 0 else f"{flag} {value}"
+                raise UsageError(f"{shown(seen, before)} and {shown(option_string, values)} "
+                                 "disagree", "give one of them")
+            raise UsageError(f"{option_string} given twice ({before} and {values})",
                              "give it once")
-        setattr(namespace, f"_seen_{self.dest}", True)
+        setattr(namespace, f"_seen_{self.dest}", option_string or True)
         setattr(namespace, self.dest, values)
 
 
@@ -124,37 +131,135 @@ def _seed_arg(p: argparse.ArgumentParser, default: str) -> None:
                    f"(default: {default}); the reports record the seed and how to replay it")
 
 
+class _ExitFirst(_Once):
+    """``-x``: ``--maxfail 1`` (pytest's exit-first), given without a value."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        super().__call__(parser, namespace, 1, option_string)
+
+
+def _at_least_one(flag: str, hint: str):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise UsageError(f"{flag} must be a whole number, got {text!r}", hint) from None
+        if value < 1:
+            raise UsageError(f"{flag} must be at least 1, got {text.strip()}", hint)
+        return value
+    return parse
+
+
 def _workspace_arg(p: argparse.ArgumentParser, help_text: str | None = None) -> None:
     p.add_argument("--workspace", metavar="DIR", action=_Once,
                    help=help_text or "the student workspace (default: the current directory if it "
                    "holds python/tinyllm, else the bundled student/)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="ol", description="A statistical test harness and mutation lab for the "
-                     "tinyllm course modules (M06.3, M07.1, M07.6).")
-    parser.add_argument("--version", action="version", version=f"ol {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+# -- what the course offers, in the help ----------------------------------------------------------
 
-    p = sub.add_parser("tests", help="the test catalog of a module (what it checks and why)")
-    p.add_argument("module")
-    p.add_argument("--format", choices=("text", "json", "markdown"), default="text", action=_Once)
+def _course_help() -> tuple[list[tuple[str, str]], list[tuple[str, str, tuple[str, ...]]]]:
+    """The modules ``(id, title)`` and milestones ``(name, title, modules)`` of the course, for
+    the help texts; empty when ``course.toml`` cannot be read (``--help`` still works then, and
+    a command names the problem when it runs)."""
+    from harness.engine.course import load_course
+
+    try:
+        course = load_course()
+    except Exception:  # noqa: BLE001 - the help must show whatever the course file holds
+        return [], []
+    modules = [(m.id, m.title) for m in course.modules.values()]
+    milestones = [(name, course.milestone_titles.get(name, name), ids)
+                  for name, ids in course.milestones.items()]
+    return modules, milestones
+
+
+def _epilog(modules: list[tuple[str, str]],
+            milestones: list[tuple[str, str, tuple[str, ...]]] | None = None) -> str:
+    """``modules:`` and (for ``ol --help`` and ``ol gate``) ``milestones:``, one per line."""
+    width = max((len(name) for name, *_ in [*modules, *(milestones or [])]), default=0)
+    lines = ["modules:", *(f"  {mid:<{width}}  {title}" for mid, title in modules)]
+    if milestones:
+        lines += ["milestones:", *(f"  {name:<{width}}  {title} ({', '.join(ids)})"
+                                   for name, title, ids in milestones)]
+    return "\n".join(lines) if modules else "modules: see harness/course.toml"
+
+
+def _ids(modules: list[tuple[str, str]]) -> str:
+    names = [mid for mid, _ in modules]
+    return (", ".join(names[:-1]) + " or " + names[-1]) if len(names) > 1 else "".join(names)
+
+
+def _module_arg(p: argparse.ArgumentParser, modules: list[tuple[str, str]]) -> None:
+    known = _ids(modules)
+    p.add_argument("module", help="the course module" + (f": {known}" if known else "")
+                   + " (listed below)")
+
+
+def _add(sub, name: str, help_text: str, epilog: str) -> argparse.ArgumentParser:
+    return sub.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:]
+                          + ".", epilog=epilog,
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    modules, milestones = _course_help()
+    listing, with_milestones = _epilog(modules), _epilog(modules, milestones)
+    parser = _Parser(prog="ol", description="A statistical test harness and mutation lab for the "
+                     "tinyllm course modules.", epilog=with_milestones,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"ol {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser,
+                                help="one of these (`ol COMMAND --help` shows its options)")
+    _tests_parser(_add(sub, "tests", "the test catalog of a module (what it checks and why)",
+                       listing), modules)
+    _start_parser(_add(sub, "start", "write the stubs of a module into your workspace", listing),
+                  modules)
+    _check_parser(_add(sub, "check", "run a module's catalog against your workspace", listing),
+                  modules)
+    p = _add(sub, "diff", "your module against the reference, once it passes", listing)
+    _module_arg(p, modules)
+    _workspace_arg(p)
+    _lab_parser(_add(sub, "lab", "every hand-written mutant against the catalog: the kill matrix",
+                     listing), modules)
+    _audit_parser(_add(sub, "audit", "mutmut mutants and the power of the sampled tests",
+                       listing), modules)
+    _gate_parser(_add(sub, "gate", "check every module of a milestone (CI)", with_milestones),
+                 milestones)
+    _grade_parser(_add(sub, "grade", "check every workspace in a folder (a gradebook)", listing),
+                  modules)
+    return parser
+
+
+def _tests_parser(p: argparse.ArgumentParser, modules: list[tuple[str, str]]) -> None:
+    _module_arg(p, modules)
+    p.add_argument("--format", choices=("text", "json", "markdown"), default="text", action=_Once,
+                   help="text (default: a block per test, at most 100 columns), json, or a "
+                   "markdown table")
+    p.add_argument("--wide", action="store_true",
+                   help="text: one long row per test, for grep (the lines are not wrapped)")
     p.add_argument("--mine", metavar="PATH", action=_Once,
                    help="grade your own tests against correct and buggy implementations (rung R1)")
-    _workspace_arg(p, "with --mine: where a relative PATH is found (default: the current directory)")
+    _workspace_arg(p, "with --mine: where a relative PATH is found (default: the current "
+                   "directory)")
     for flag in ("json", "gradescope"):
         p.add_argument(f"--{flag}", metavar="FILE", action=_Once,
                        help=f"with --mine: also write a {flag} report")
     _jobs_arg(p, "with --mine: processes (default: all cores)")
 
-    p = sub.add_parser("start", help="write the stubs of a module into your workspace")
-    p.add_argument("module")
+
+def _start_parser(p: argparse.ArgumentParser, modules: list[tuple[str, str]]) -> None:
+    _module_arg(p, modules)
     _workspace_arg(p, "where to write (default: the current directory)")
     p.add_argument("--force", action="store_true",
                    help="replace an edited file with the stub (a timestamped backup is kept)")
 
-    p = sub.add_parser("check", help="run a module's catalog against your workspace")
-    p.add_argument("module")
+
+def _check_parser(p: argparse.ArgumentParser, modules: list[tuple[str, str]]) -> None:
+    _module_arg(p, modules)
     _workspace_arg(p)
     p.add_argument("--ref-deps", action="store_true",
                    help="use the reference for the modules this one needs")
@@ -165,18 +270,22 @@ def build_parser() -> argparse.ArgumentParser:
                         "(the diagnosis costs a failing check about 0.1 to 0.5 s)")
     p.add_argument("-k", dest="pattern", metavar="PATTERN", action=_Once,
                    help="only tests whose name contains PATTERN")
+    p.add_argument("-x", "--exitfirst", dest="maxfail", action=_ExitFirst, default=None,
+                   help="stop after the first failed test (the same as --maxfail 1)")
+    p.add_argument("--maxfail", type=_at_least_one("--maxfail", "e.g. --maxfail 3, or -x for 1"),
+                   metavar="N", action=_Once, help="stop after N failed tests (N at least 1)")
+    p.add_argument("-v", "--verbose", action="count", default=0,
+                   help="after each test's line, what the test checks")
     for flag in ("json", "junit", "gradescope"):
-        p.add_argument(f"--{flag}", metavar="FILE", action=_Once, help=f"also write a {flag} report")
+        p.add_argument(f"--{flag}", metavar="FILE", action=_Once,
+                       help=f"also write a {flag} report")
     _seed_arg(p, "public, the cases you can read and reproduce")
     _timeout_arg(p)
     _memory_arg(p)
 
-    p = sub.add_parser("diff", help="your module against the reference, once it passes")
-    p.add_argument("module")
-    _workspace_arg(p)
 
-    p = sub.add_parser("lab", help="every hand-written mutant against the catalog: the kill matrix")
-    p.add_argument("module")
+def _lab_parser(p: argparse.ArgumentParser, modules: list[tuple[str, str]]) -> None:
+    _module_arg(p, modules)
     _jobs_arg(p, "processes (default: all cores)")
     p.add_argument("--out", metavar="DIR", action=_Once, help="report folder (default: reports/)")
     p.add_argument("--exhaustive", action="store_true",
@@ -184,32 +293,52 @@ def build_parser() -> argparse.ArgumentParser:
                    "function on the reference (same matrix, slower)")
     _seed_arg(p, "public; a seed checks that the kills do not depend on the public inputs")
 
-    p = sub.add_parser("audit", help="mutmut mutants and the power of the sampled tests")
-    p.add_argument("module")
-    p.add_argument("--mutmut", action="store_true")
-    p.add_argument("--power", action="store_true")
-    p.add_argument("--seeds", type=int, metavar="N", action=_Once)
-    p.add_argument("--out", metavar="DIR", action=_Once)
 
-    p = sub.add_parser("gate", help="check every module of a milestone (CI)")
-    p.add_argument("milestone")
+def _audit_parser(p: argparse.ArgumentParser, modules: list[tuple[str, str]]) -> None:
+    _module_arg(p, modules)
+    p.add_argument("--mutmut", action="store_true",
+                   help="mutmut's automatic mutants of the reference against the catalog "
+                   "(with neither --mutmut nor --power, both run)")
+    p.add_argument("--power", action="store_true",
+                   help="the power of every sampled test against its mutants, and its false-alarm "
+                   "rate on correct code")
+    p.add_argument("--seeds", type=int, metavar="N", action=_Once,
+                   help="with --power: seeds per mutant (default 200; the false-alarm rate uses "
+                   "ten times as many)")
+    p.add_argument("--out", metavar="DIR", action=_Once, help="report folder (default: reports/)")
+
+
+def _gate_parser(p: argparse.ArgumentParser,
+                 milestones: list[tuple[str, str, tuple[str, ...]]]) -> None:
+    known = _ids([(name, title) for name, title, _ in milestones])
+    p.add_argument("milestone", help="the milestone" + (f": {known}" if known else "")
+                   + " (listed below)")
     _workspace_arg(p)
-    p.add_argument("--ref-deps", action="store_true")
-    p.add_argument("--junit", metavar="FILE", action=_Once)
-    p.add_argument("--json", metavar="FILE", action=_Once)
+    p.add_argument("--ref-deps", action="store_true",
+                   help="check each module with the reference for the modules it needs, instead "
+                   "of blocking it when one of yours fails")
+    p.add_argument("--junit", metavar="FILE", action=_Once,
+                   help="also write a JUnit report (one suite per module)")
+    p.add_argument("--json", metavar="FILE", action=_Once, help="also write a json report")
     p.add_argument("--markdown", metavar="FILE", action=_Once,
                    help="the Markdown summary (default: reports/gate-MILESTONE.md; it is also "
                    "appended to $GITHUB_STEP_SUMMARY when that is set)")
     _seed_arg(p, "a fresh seed, one for every module of the gate")
 
-    p = sub.add_parser("grade", help="check every workspace in a folder (a gradebook)")
-    p.add_argument("module")
-    p.add_argument("submissions")
+
+def _grade_parser(p: argparse.ArgumentParser, modules: list[tuple[str, str]]) -> None:
+    _module_arg(p, modules)
+    p.add_argument("submissions", help="the folder that holds one workspace per submission")
     _jobs_arg(p, "submissions checked at once (default: all cores)")
-    p.add_argument("--executor", choices=("local", "dask"), default="local", action=_Once)
-    p.add_argument("--scheduler", metavar="ADDRESS", action=_Once)
-    p.add_argument("--out", metavar="DIR", action=_Once)
-    p.add_argument("--ref-deps", action="store_true")
+    p.add_argument("--executor", choices=("local", "dask"), default="local", action=_Once,
+                   help="local processes (default) or a dask cluster (with --scheduler)")
+    p.add_argument("--scheduler", metavar="ADDRESS", action=_Once,
+                   help="with --executor dask: the scheduler's address (default: a local cluster)")
+    p.add_argument("--out", metavar="DIR", action=_Once,
+                   help="where the gradebook is written and continued (default: "
+                   "reports/grade-MODULE-FOLDER)")
+    p.add_argument("--ref-deps", action="store_true",
+                   help="use the reference for the modules this one needs")
     _timeout_arg(p)
     _memory_arg(p)
     p.add_argument("--submission-timeout", metavar="S", action=_Once,
@@ -219,7 +348,6 @@ def build_parser() -> argparse.ArgumentParser:
                    f"{SUBMISSION_TIMEOUT_MAX_S:g})")
     _seed_arg(p, "a fresh seed for a new gradebook, the same for every submission; a gradebook "
               "continued after a kill keeps the seed it records")
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -13,11 +13,13 @@ import argparse
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from harness.engine.course import load_course
 from harness.engine.requests import AuditRequest
 from harness.errors import EXIT_FAIL, EXIT_PASS, HarnessError
+from harness.report.progress import Progress
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,11 +40,13 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_PASS if all(v == "pass" for v in verdicts) else EXIT_FAIL
 
 
-def _progress(label: str):
+def _progress(label: str, bar: Progress) -> Callable[[str], None]:
+    """The audit's line sink: ``[  12.3 s] LABEL: line`` on stderr (above a spinner on a
+    terminal)."""
     start = time.perf_counter()
 
     def say(line: str) -> None:
-        print(f"[{time.perf_counter() - start:6.1f} s] {label}: {line}", file=sys.stderr, flush=True)
+        bar.line(f"[{time.perf_counter() - start:6.1f} s] {label}: {line}")
 
     return say
 
@@ -67,8 +71,10 @@ def _mutmut(request: AuditRequest, folder: Path | None) -> str:
     from harness.report.io import default_reports_dir
 
     logs = folder or default_reports_dir()
-    audit = api.audit_mutmut(AuditRequest(request.module_id, request.seeds, logs),
-                             progress=_progress(f"audit {request.module_id} --mutmut"))
+    label = f"audit {request.module_id} --mutmut"
+    with Progress(label) as bar:
+        audit = api.audit_mutmut(AuditRequest(request.module_id, request.seeds, logs),
+                                 progress=_progress(label, bar))
     paths = write_mutmut_reports(audit, folder)
     sys.stdout.write(mutmut_summary(audit))
     for p in [*paths, logs / f"mutmut-{request.module_id}.log"]:
@@ -80,7 +86,9 @@ def _power(request: AuditRequest, folder: Path | None) -> str:
     from harness import api
     from harness.report.power import summary, write_power_reports
 
-    audit = api.audit_power(request, progress=_progress(f"audit {request.module_id} --power"))
+    label = f"audit {request.module_id} --power"
+    with Progress(label) as bar:
+        audit = api.audit_power(request, progress=_progress(label, bar))
     paths, note = write_power_reports(audit, folder)
     sys.stdout.write(summary(audit))
     for p in paths:

@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 
-from harness.commands.common import check_report_paths, out, seed_option, worker_limits_of, write_reports
+from harness.commands.common import (
+    check_report_paths,
+    out,
+    seed_option,
+    worker_limits_of,
+    write_reports,
+)
 from harness.engine.course import STUDENT_DIR, Module, load_course
 from harness.engine.requests import CheckRequest
+from harness.engine.results import TestResult
 from harness.errors import HarnessError, exit_code
 
 
@@ -68,12 +76,21 @@ def _head(module: Module, request: CheckRequest, ws) -> None:
     out(cases_line(request.seed, replay_command("check", module.id, request.seed, *where)))
 
 
-def _line_printer(module: Module, verbose: int = 0):
+def _line_printer(module: Module, verbose: int = 0) -> Callable[[TestResult], None]:
+    """Each test's line as it finishes; with ``-v``, what the test checks below it."""
     from harness.catalogs.metadata import collect
-    from harness.report.text import test_line
+    from harness.report.text import checks_lines, test_line
 
-    width = max(len(info.name) for info, _ in collect(module))
-    return lambda t: out(test_line(t, width))
+    infos = {info.name: info for info, _ in collect(module)}
+    width = max(len(name) for name in infos)
+
+    def show(test: TestResult) -> None:
+        out(test_line(test, width))
+        if verbose and test.name in infos:
+            for line in checks_lines(infos[test.name]):
+                out(line)
+
+    return show
 
 
 def _write(args: argparse.Namespace, result) -> None:

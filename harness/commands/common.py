@@ -6,6 +6,7 @@ import argparse
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal, overload
 
 from harness.engine.course import PACKAGE_DIR, REFERENCE_PYTHON
 from harness.engine.seeding import FRESH, PUBLIC
@@ -19,6 +20,10 @@ def out(text: str = "") -> None:
     print(printable(text), flush=True)
 
 
+@overload
+def seed_option(args: argparse.Namespace, fresh: Literal[False]) -> int | None: ...
+@overload
+def seed_option(args: argparse.Namespace, fresh: Literal[True]) -> int | str | None: ...
 def seed_option(args: argparse.Namespace, fresh: bool) -> int | str | None:
     """``--seed`` as a request takes it: a run seed, None for ``public``, and when it is not given
     ``FRESH`` (``ol gate``, ``ol grade``) or None, the public cases (``ol check``, ``ol lab``)."""

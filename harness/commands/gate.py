@@ -18,7 +18,13 @@ def run(args: argparse.Namespace) -> int:
     from harness.engine.workspace import resolve_workspace
     from harness.gate.engine import gate_replay, run_gate
     from harness.report.common import cases_line
-    from harness.report.gate import format_failures, to_gate_json, to_gate_junit, to_gate_markdown
+    from harness.report.gate import (
+        GateProgress,
+        format_failures,
+        to_gate_json,
+        to_gate_junit,
+        to_gate_markdown,
+    )
     from harness.report.io import default_reports_dir
 
     course = load_course()
@@ -34,8 +40,9 @@ def run(args: argparse.Namespace) -> int:
         + (" with the reference dependencies" if request.ref_deps else ""))
     out(cases_line(seed, gate_replay(request.milestone, str(ws.root), request.ref_deps, seed)))
     width = max(len(m) for m in course.milestone(request.milestone))
-    result = run_gate(request.milestone, ws, request.ref_deps, None,
-                      lambda m: out(m.line(width)), seed=seed)
+    order = course.dependency_order(course.milestone(request.milestone))
+    with GateProgress(request.milestone, order, width, out) as lines:
+        result = run_gate(request.milestone, ws, request.ref_deps, None, lines, seed=seed)
     sys.stdout.write(format_failures(result))
     write_reports([(args.json, to_gate_json), (args.junit, to_gate_junit),
                    (markdown, to_gate_markdown)], result)

@@ -22,6 +22,7 @@ def run(args: argparse.Namespace) -> int:
     request = GradeRequest(module.id, args.submissions, args.out, args.jobs, args.executor,
                            args.scheduler, bool(args.ref_deps), args.timeout, args.memory_mb,
                            args.submission_timeout, seed_option(args, fresh=True))
-    outcome = api.grade(request, GradeProgress())
+    with GradeProgress() as events:
+        outcome = api.grade(request, events)
     summary(outcome)
     return outcome.exit_code

@@ -13,8 +13,8 @@ from harness.errors import exit_code
 
 def run(args: argparse.Namespace) -> int:
     from harness import api
-    from harness.lab.engine import progress_printer
     from harness.report.lab import lab_cases_line, lab_summary, write_lab_reports
+    from harness.report.progress import progress_printer
 
     module = load_course().module(args.module)
     request = api.LabRequest(module.id, args.jobs, args.exhaustive, seed_option(args, fresh=False))
@@ -23,7 +23,8 @@ def run(args: argparse.Namespace) -> int:
         check_report_paths([("--out", str(folder / f"lab-{module.id}.json"))])
     out(f"ol lab {module.id}: the catalog against the reference and every mutant")
     out(lab_cases_line(module.id, request.seed))
-    result = api.lab(request, progress_printer())
+    with progress_printer(f"lab {module.id}", "mutants") as progress:
+        result = api.lab(request, progress)
     paths = write_lab_reports(result, folder)
     sys.stdout.write(lab_summary(result))
     for p in paths:

@@ -24,7 +24,8 @@ def run(args: argparse.Namespace) -> int:
             kept = True
             out(f"  kept      {rel}: it differs from the stub (your edits); --force replaces it")
         elif a.action == "replaced":
-            out(f"  replaced  {rel} (your version is in {a.backup.name})")
+            kept_in = a.backup.name if a.backup is not None else "a backup"
+            out(f"  replaced  {rel} (your version is in {kept_in})")
         else:
             out(f"  {a.action:<9} {rel}")
     out(f"next: `ol tests {module.id}` to read the catalog, then `ol check {module.id}`"

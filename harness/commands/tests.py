@@ -21,16 +21,20 @@ def run(args: argparse.Namespace) -> int:
     for flag in ("workspace", "json", "gradescope", "jobs"):
         if getattr(args, flag, None) is not None:
             raise HarnessError(f"--{flag} goes with --mine", f"ol tests {module.id} --mine PATH --{flag} ...")
-    sys.stdout.write(format_catalog(module, collect(module), args.format))
+    if getattr(args, "wide", False) and args.format != "text":
+        raise HarnessError(f"--wide goes with the text format, not --format {args.format}",
+                           f"ol tests {module.id} --wide")
+    sys.stdout.write(format_catalog(module, collect(module), args.format,
+                                    wide=getattr(args, "wide", False)))
     return EXIT_PASS
 
 
 def run_own_tests(args: argparse.Namespace) -> int:
     """``ol tests MODULE --mine PATH [--workspace DIR] [--json F] [--gradescope F] [--jobs N]``."""
     from harness import api
-    from harness.lab.engine import progress_printer
     from harness.own_tests.alternatives import load_alternatives
     from harness.report.own_tests import format_text, to_gradescope, to_json_text
+    from harness.report.progress import progress_printer
 
     module = load_course().module(args.module)
     load_alternatives(module)  # a module without hidden implementations stops here, in one line
@@ -42,7 +46,8 @@ def run_own_tests(args: argparse.Namespace) -> int:
                        [(suite, f"your tests (--mine {args.mine})")])
     out(f"ol tests {module.id} --mine {args.mine}: your tests against the reference, the hidden "
         "correct implementations and every known bug")
-    result = api.own_tests(request, progress=progress_printer())
+    with progress_printer(f"tests {module.id} --mine", "implementations") as progress:
+        result = api.own_tests(request, progress=progress)
     sys.stdout.write(format_text(result))
     write_reports([(json_path, to_json_text), (gradescope_path, to_gradescope)], result)
     return exit_code(result.verdict)

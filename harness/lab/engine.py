@@ -20,7 +20,6 @@ import itertools
 import json
 import multiprocessing
 import os
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -311,19 +310,3 @@ def _undesignated_notes(module_id: str, tests: tuple[str, ...],
     notes = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     return {t: notes.get(t, "") for t in tests
             if not any(t in r.mutant.designated for r in rows) or t in notes}
-
-
-def progress_printer(stream=sys.stderr) -> Callable[[int, int, str], None] | None:
-    """A one-line progress bar on a terminal; nothing when output is not a terminal."""
-    if not stream.isatty():
-        return None
-
-    def show(done: int, total: int, last: str) -> None:
-        width = 30
-        filled = width * done // total
-        stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} mutants ({last})  ")
-        if done == total:
-            stream.write("\n")
-        stream.flush()
-
-    return show

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import textwrap
 from typing import Any
 
@@ -146,18 +148,41 @@ def milliseconds(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms"
 
 
-_MD_CELL = str.maketrans({"\\": "\\\\", "`": "\\`", "|": "\\|", "[": "\\[", "]": "\\]",
-                         "&": "&amp;", "<": "&lt;", ">": "&gt;"})
+# The characters Markdown (CommonMark and GitHub's tables) gives a meaning to inside a line: code
+# spans, emphasis and strike-through, links, raw HTML and autolinks, entities, table cells, math.
+_MD_INLINE = re.compile(r"[\\`*_~\[\]<>&|$]")
+# What a line may start with to become a heading, a quote, a list item or a thematic break.
+_MD_LINE_START = re.compile(r"^(\d{1,9}[.)]|[#+\-=])")
+
+
+def _md_escape(match: re.Match[str]) -> str:
+    char, text, at = match.group(), match.string, match.start()
+    if char == "_" and 0 < at < len(text) - 1 and text[at - 1].isalnum() \
+            and text[at + 1].isalnum():
+        return char  # p_x: an underscore inside a word neither opens nor closes emphasis
+    return "\\" + char
 
 
 def md_cell(text: str) -> str:
     """Text safe inside one Markdown table cell or list item: shown as written, on one line.
 
-    Controls are escaped (``printable``), lines joined; backslashes, backticks, pipes and
-    brackets are backslash-escaped (no code span, link or cell boundary can start inside it,
-    and ``\\|`` cannot unescape a pipe); ``&``, ``<`` and ``>`` are entities (HTML is inert).
+    Controls are escaped (``printable``), lines joined. Every character Markdown would read as
+    markup is backslash-escaped, so the rendered text reads as written (``<=`` shows as ``<=``,
+    not ``&lt;=``): no code span, emphasis, link, HTML tag, entity or cell boundary can start
+    inside it (``\\<script>`` is the text ``<script>``; a backslash is doubled, so ``\\|``
+    cannot unescape a pipe); an underscore inside a word (``p_x``) is left alone, it is no
+    emphasis. A leading ``#``, ``>``, ``+``, ``-``, ``=`` or ``1.`` is escaped too, for text that
+    begins a line. Not for raw HTML (``html_text``) nor inside a code span (``md_code``).
     """
-    return " ".join(printable(text).split()).translate(_MD_CELL)
+    line = " ".join(printable(text).split())
+    line = _MD_INLINE.sub(_md_escape, line)
+    return _MD_LINE_START.sub(lambda m: f"{m.group()[:-1]}\\{m.group()[-1]}", line, count=1)
+
+
+def html_text(text: str) -> str:
+    """Text for raw HTML in a Markdown file (``<summary>``): one line, ``&``, ``<`` and ``>`` as
+    entities (Markdown is not read inside an HTML block, so backslashes would show)."""
+    return html.escape(" ".join(printable(text).split()), quote=False)
 
 
 def md_code(text: str) -> str:

@@ -3,9 +3,38 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from typing import Any, Self
 
 from harness.engine.course import load_course
 from harness.gate.engine import GateResult, ModuleGate, catalog_problem
+from harness.report.progress import Progress
+
+
+class GateProgress:
+    """Each module's line as it is gated (``say``), and on a terminal a bar below them naming
+    the module being checked; elsewhere the module lines are the progress.
+
+    The ``run_gate`` callback of one module, and a context manager that takes the bar down.
+    """
+
+    def __init__(self, milestone: str, order: list[str], width: int,
+                 say: Callable[[str], None], console: Any = None) -> None:
+        self.order, self.width, self.say, self.done = order, width, say, 0
+        self.bar = Progress(f"gate {milestone}", "modules", console=console, every_s=None)
+
+    def __enter__(self) -> Self:
+        self.bar.update(0, len(self.order), self.order[0] if self.order else "")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.close()
+
+    def __call__(self, m: ModuleGate) -> None:
+        self.say(m.line(self.width))
+        self.done += 1
+        following = self.order[self.done] if self.done < len(self.order) else ""
+        self.bar.update(self.done, len(self.order), following)
 
 
 def format_failures(result: GateResult) -> str:
@@ -60,31 +89,32 @@ def to_gate_junit(result: GateResult) -> str:
     """One ``<testsuite>`` per module, in gate order; blocked tests are ``<skipped>``, a module
     that could not run is one ``<error>``. Every suite names the gate's cases (``seed``) and the
     command that replays the gate (``gate_replay``); a suite that ran also has its check's own
-    ``replay``."""
+    ``replay``. The suites are built as elements (``junit.testsuite``) and the totals summed
+    from them: nothing is rendered and read back."""
     from harness.engine.seeding import seed_text
-    from harness.report.junit import to_junit, xml_text
+    from harness.report.junit import document, testsuite, xml_text
 
     suites = []
     for m in result.modules:
         if m.run is not None:
-            suite = ET.fromstring(to_junit([m.run]).split("\n", 1)[1])[0]
+            suite = testsuite(m.run)
             props = suite.find("properties")
         else:
             suite = _suite_without_run(m)
             props = suite.find("properties")
+            assert props is not None, "_suite_without_run writes its properties first"
             ET.SubElement(props, "property", {"name": "seed", "value": seed_text(result.seed)})
+        assert props is not None, "every suite has its properties"
         ET.SubElement(props, "property", {"name": "gate_replay", "value": xml_text(result.replay)})
         suites.append(suite)
-    root = ET.Element("testsuites", {
-        "name": f"ol gate {result.milestone}",
-        "tests": str(sum(int(s.get("tests")) for s in suites)),
-        "failures": str(sum(int(s.get("failures")) for s in suites)),
-        "errors": str(sum(int(s.get("errors")) for s in suites)),
-        "time": f"{result.duration_s:.3f}",
-    })
-    root.extend(suites)
-    ET.indent(root, space="  ")
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+    def total(key: str) -> str:
+        return str(sum(int(s.get(key, "0")) for s in suites))
+
+    root = ET.Element("testsuites", {"name": f"ol gate {result.milestone}", "tests": total("tests"),
+                                     "failures": total("failures"), "errors": total("errors"),
+                                     "time": f"{result.duration_s:.3f}"})
+    return document(root, suites)
 
 
 def _suite_without_run(m: ModuleGate) -> ET.Element:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Self, TextIO
 
 from harness.grade.engine import GradeEvents, GradeOutcome
 from harness.grade.gradebook import clean
+from harness.report.progress import Progress
 
 
 def say(text: str, stream=None) -> None:
@@ -42,13 +42,23 @@ def grade_cases_line(seed: int | None, replay: str, resumed: bool) -> str:
 
 
 class GradeProgress(GradeEvents):
-    """A line per graded submission on stdout; on a terminal, a bar with an ETA below them."""
+    """A line per graded submission on stdout; on a terminal, a bar with an ETA below them
+    (``harness.report.progress``: the lines are the progress elsewhere).
 
-    def __init__(self, bar=None) -> None:
+    ``bar`` is the bar's stream (default stderr), ``console`` a ``rich`` console to force the
+    bar on (for tests). A context manager: the bar is taken down when the run ends or fails.
+    """
+
+    def __init__(self, bar: TextIO | None = None, console: Any = None) -> None:
         self.total = self.done = 0
-        self.bar = bar if bar is not None else sys.stderr
-        self.tty = self.bar.isatty()
-        self.start = time.monotonic()
+        self.progress = Progress("grade", "submissions", stream=bar, console=console,
+                                 every_s=None)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.close()
 
     def planned(self, module_id: str, folder: Path, names: int, unchanged: int, to_check: int,
                 where: str, seed: int | None, replay: str, resumed: bool) -> None:
@@ -56,9 +66,9 @@ class GradeProgress(GradeEvents):
             f"{unchanged} unchanged since graded, {to_check} to check on {where}")
         say(grade_cases_line(seed, replay, resumed))
         self.total = names - unchanged
-        self.start = time.monotonic()
-        if self.tty and self.total:
-            self._draw()
+        self.progress.what = f"grade {module_id}"
+        if self.total:
+            self.progress.update(0, self.total)
 
     def graded(self, row: dict[str, Any]) -> None:
         self.done += 1
@@ -68,26 +78,12 @@ class GradeProgress(GradeEvents):
             what += f"  {row['message'][:100]}" if row.get("message") else ""
         else:
             what = row.get("message", "")[:160]
-        if self.tty:
-            self.bar.write("\r\x1b[K")
-            self.bar.flush()
         say(f"  [{self.done:>{width}}/{self.total}] {row['submission']:<20} {row['verdict']:<8} "
             f"{what}".rstrip())
-        if self.tty:
-            self._draw()
-
-    def _draw(self) -> None:
-        elapsed = time.monotonic() - self.start
-        eta = elapsed / self.done * (self.total - self.done) if self.done else 0.0
-        filled = 30 * self.done // max(self.total, 1)
-        self.bar.write(f"[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} graded, "
-                       f"{elapsed:.0f} s, about {eta:.0f} s left")
-        self.bar.flush()
+        self.progress.update(self.done, self.total, shown(Path(str(row["submission"]))))
 
     def finished(self) -> None:
-        if self.tty and self.done:
-            self.bar.write("\r\x1b[K")
-            self.bar.flush()
+        self.progress.close()
 
 
 def summary(outcome: GradeOutcome) -> None:

@@ -1,8 +1,10 @@
 """A Markdown summary of one run, fit for a CI step summary (``$GITHUB_STEP_SUMMARY``).
 
 A submission's text cannot leave its place: names sit in code spans without backticks or pipes
-(``md_code``), other cells and notes are ``md_cell``s, and a failure's message is a fenced block
-longer than any run of backticks in it; all of it has its controls escaped (``printable``).
+(``md_code``), other cells and notes are ``md_cell``s (Markdown's own characters backslash-escaped),
+the name in a failure's ``<summary>`` is ``html_text`` (raw HTML: entities), and a failure's
+message is a fenced block longer than any run of backticks in it; all of it has its controls
+escaped (``printable``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from harness.engine.results import RunResult, TestResult
 from harness.report.common import (
     MARKERS,
     evidence_lines,
+    html_text,
     md_cell,
     md_code,
     milliseconds,
@@ -56,7 +59,7 @@ def _details(test: TestResult, module: str) -> list[str]:
     fence = "`" * max(3, _longest_backtick_run(message) + 1)
     out = [
         "<details>",
-        f"<summary>{MARKERS[test.outcome]} {md_cell(test.name)} ({test.kind.value})</summary>",
+        f"<summary>{MARKERS[test.outcome]} {html_text(test.name)} ({test.kind.value})</summary>",
         "",  # GitHub renders Markdown inside <details> only after a blank line
         f"{fence}text",
         message,

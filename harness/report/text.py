@@ -6,6 +6,7 @@ terminal through ``printable``: an escape sequence in a student's message is sho
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterable
 from typing import Any
 
@@ -29,12 +30,26 @@ RUNGS = {
 }
 CATALOG_FORMATS = ("text", "json", "markdown")
 CATALOG_COLUMNS = ("test", "kind", "checks", "why it matters", "pitfall")
+WIDTH = 100  # the text reports fit 100 columns (``ol tests --wide`` keeps one row per test)
 
 
 def test_line(test: TestResult, width: int) -> str:
     """``  name  kind  outcome  time``: one line, printed as each test finishes."""
     return printable(f"  {test.name:<{width}}  {test.kind.value:<11}  {test.outcome.value:<7}  "
                      f"{milliseconds(test.duration_s):>10}")
+
+
+def wrapped(text: str, head: str, indent: int | None = None, width: int = WIDTH) -> list[str]:
+    """``head`` then ``text`` wrapped to ``width`` columns, the next lines indented to ``indent``
+    (default: under the text); words are never broken (a long name overflows instead)."""
+    return textwrap.wrap(text, width, initial_indent=head,
+                         subsequent_indent=" " * (len(head) if indent is None else indent),
+                         break_long_words=False, break_on_hyphens=False) or [head.rstrip()]
+
+
+def checks_lines(info: CaseInfo) -> list[str]:
+    """``    checks: ...`` under a test's line (``ol check -v``), wrapped to 100 columns."""
+    return wrapped(info.checks, "    checks: ") if info.checks else []
 
 
 def failures_and_summary(result: RunResult) -> str:
@@ -68,15 +83,17 @@ def rung_line(module: Module) -> str:
     return f"rung {module.rung}: {what}" if what else f"rung {module.rung}"
 
 
-def format_catalog(module: Module, cases: Iterable[Any], fmt: str = "text") -> str:
+def format_catalog(module: Module, cases: Iterable[Any], fmt: str = "text",
+                   wide: bool = False) -> str:
     """The catalog table of ``module`` for ``ol tests``, in ``fmt`` (text, json or markdown).
 
     ``cases`` is what ``harness.catalogs.metadata.collect`` returns ((CaseInfo, fn) pairs) or plain
-    ``CaseInfo``s; only the metadata is read.
+    ``CaseInfo``s; only the metadata is read. The text is a block per test, at most 100 columns
+    wide; ``wide`` makes it one long row per test (for grep), the other formats ignore it.
     """
     infos = [c if isinstance(c, CaseInfo) else c[0] for c in cases]
     if fmt == "text":
-        return printable(_catalog_text(module, infos))
+        return printable(_catalog_wide(module, infos) if wide else _catalog_text(module, infos))
     if fmt == "json":
         return _catalog_json(module, infos)
     if fmt == "markdown":
@@ -90,13 +107,38 @@ def _row(info: CaseInfo) -> tuple[str, ...]:
     return (info.name, info.kind.value, info.checks, info.why, pitfalls)
 
 
+def _catalog_head(module: Module, infos: list[CaseInfo]) -> list[str]:
+    return [f"{module.id} {module.title}: {len(infos)} tests", rung_line(module), ""]
+
+
 def _catalog_text(module: Module, infos: list[CaseInfo]) -> str:
+    """A block per test: its name and kind, then what it checks, why, and its pitfalls."""
+    lines = _catalog_head(module, infos)
+    for n, info in enumerate(infos):
+        lines += [""] if n else []
+        lines.append(f"{info.name} ({info.kind.value})")
+        pitfalls = ", ".join(str(p) for p in info.pitfalls)
+        for label, text in (("checks", info.checks), ("why", info.why), ("pitfalls", pitfalls)):
+            if text:
+                lines += wrapped(text, f"    {label + ':':<10}")
+    for title, numbers in pitfall_groups(module):
+        lines += ["", *wrapped(f"{title}:", "")]
+        for p in numbers:
+            lines += wrapped(module.pitfall_text(p), f"  {p}. ")
+    if module.pitfalls:
+        lines += ["", *wrapped(DIAGNOSIS_NOTE, "")]
+    return "\n".join(lines) + "\n"
+
+
+def _catalog_wide(module: Module, infos: list[CaseInfo]) -> str:
+    """One row per test, as wide as its longest cell (``ol tests --wide``: for grep)."""
     rows = [CATALOG_COLUMNS] + [_row(i) for i in infos]
     widths = [max(len(r[c]) for r in rows) for c in range(len(CATALOG_COLUMNS))]
-    table = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    table = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
+             for r in rows]
     table.insert(1, "  ".join("-" * w for w in widths))
-    head = f"{module.id} {module.title}: {len(infos)} tests"
-    return "\n".join([head, rung_line(module), "", *table, *_pitfall_legend(module, infos)]) + "\n"
+    lines = [*_catalog_head(module, infos), *table, *_pitfall_legend(module, infos)]
+    return "\n".join(lines) + "\n"
 
 
 DIAGNOSIS_NOTE = (

@@ -106,6 +106,7 @@ GOLDEN = {
     "run.md": lambda: to_markdown(sample_run()),
     "run.gradescope.json": lambda: to_gradescope(sample_run()),
     "catalog.txt": lambda: format_catalog(sample_module(), sample_cases(), "text"),
+    "catalog.wide.txt": lambda: format_catalog(sample_module(), sample_cases(), "text", wide=True),
     "catalog.json": lambda: format_catalog(sample_module(), sample_cases(), "json"),
     "catalog.md": lambda: format_catalog(sample_module(), sample_cases(), "markdown"),
 }

@@ -1,0 +1,188 @@
+"""The conventions a user of the command line expects (issue #15): help for every option, the
+course's modules in the help, ``ol tests`` within 100 columns (``--wide`` for grep), and
+``ol check -x/--maxfail N/-v`` as pytest has them."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.catalogs.metadata import collect
+from harness.cli import build_parser, main
+from harness.engine.course import load_course
+
+COURSE = load_course()
+MODULES = list(COURSE.modules)
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    raise AssertionError("ol has no subcommands")
+
+
+# -- help ---------------------------------------------------------------------------------------
+
+def test_every_option_of_every_command_has_help():
+    parser = build_parser()
+    missing = [f"ol {name} {action.option_strings or action.dest}"
+               for name, sub in [("", parser), *_subparsers(parser).items()]
+               for action in sub._actions
+               if not (action.help or "").strip() or action.help == argparse.SUPPRESS]
+    assert missing == []
+
+
+def test_ol_help_lists_the_modules_with_their_titles_and_the_milestones(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["--help"])
+    assert stop.value.code == 0
+    text = capsys.readouterr().out
+    for module in COURSE.modules.values():
+        assert any(module.id in line and module.title in line for line in text.splitlines())
+    for name, ids in COURSE.milestones.items():
+        line = next(line for line in text.splitlines() if name in line)
+        assert COURSE.milestone_titles[name] in line and all(i in line for i in ids)
+
+
+@pytest.mark.parametrize("command", ["tests", "start", "check", "diff", "lab", "audit", "grade"])
+def test_each_command_that_takes_a_module_lists_the_modules(command, capsys):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())  # the help's lines joined
+    actions = _subparsers(build_parser())[command]._actions
+    positional = next(a for a in actions if a.dest == "module")
+    assert all(m in positional.help for m in MODULES) and " ".join(positional.help.split()) in text
+    assert all(f"{m.id} {m.title}" in text for m in COURSE.modules.values())
+
+
+def test_gate_help_lists_the_milestones(capsys):
+    with pytest.raises(SystemExit):
+        main(["gate", "--help"])
+    text = capsys.readouterr().out
+    assert all(name in text and COURSE.milestone_titles[name] in text for name in COURSE.milestones)
+
+
+def test_the_help_imports_no_engine_and_no_rich():
+    """``ol --help`` reads course.toml only: no numpy, no catalog, no rich."""
+    code = ("import sys, contextlib, io\nfrom harness.cli import main\n"
+            "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
+            "    main(['--help'])\n"
+            "print(sorted(m for m in ('numpy', 'rich', 'harness.catalogs', 'harness.engine.runner')"
+            " if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+# -- ol tests: 100 columns, --wide ---------------------------------------------------------------
+
+@pytest.mark.parametrize("module_id", MODULES)
+def test_the_catalog_fits_100_columns(module_id, capsys):
+    assert main(["tests", module_id]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) <= 100, max(lines, key=len)
+    for info, _ in collect(COURSE.module(module_id)):
+        assert f"{info.name} ({info.kind.value})" in lines
+
+
+@pytest.mark.parametrize("module_id", MODULES)
+def test_wide_keeps_one_row_per_test_for_grep(module_id, capsys):
+    assert main(["tests", module_id, "--wide"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    for info, _ in collect(COURSE.module(module_id)):
+        row = next(line for line in lines if line.startswith(info.name + " "))
+        assert info.kind.value in row and info.checks in row and info.why in row
+
+
+def test_json_is_the_same_and_wide_goes_with_text_only(capsys):
+    assert main(["tests", "M07.6", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [t["name"] for t in doc["tests"]] == [i.name for i, _ in collect(COURSE.module("M07.6"))]
+    assert main(["tests", "M07.6", "--format", "json", "--wide"]) == 2
+    err = capsys.readouterr().err
+    assert "--wide goes with the text format" in err and err.count("\n") == 1
+
+
+def test_the_markdown_catalog_uses_markdown_escapes_not_html_entities(capsys):
+    assert main(["tests", "M07.6", "--format", "markdown"]) == 0
+    text = capsys.readouterr().out
+    assert "&lt;" not in text and "&gt;" not in text and "&amp;" not in text
+    assert "\\<=" in text  # rendered: <=
+
+
+# -- ol check -x, --maxfail N, -v ------------------------------------------------------------------
+
+def _test_lines(out: str) -> list[str]:
+    return [line for line in out.splitlines() if line.startswith("  test_")]
+
+
+def test_x_stops_at_the_first_failure_and_says_how_many_were_not_run(capsys):
+    """Mutant s03 fails 8 of the catalog's tests; -x runs until the first of them."""
+    size = len(collect(COURSE.module("M07.6")))
+    assert main(["check", "M07.6", "--target", "s03", "--no-diagnosis"]) == 1
+    full = _test_lines(capsys.readouterr().out)
+    first = next(i for i, line in enumerate(full) if " failed " in line)
+    assert sum(" failed " in line for line in full) > 1
+    assert main(["check", "M07.6", "--target", "s03", "-x", "--no-diagnosis"]) == 1
+    out = capsys.readouterr().out
+    assert [line.split()[0] for line in _test_lines(out)] == [line.split()[0]
+                                                           for line in full[:first + 1]]
+    left = size - (first + 1)
+    assert (f"note: stopped after 1 failed test (--maxfail 1): {left} tests not run" in out)
+    assert out.splitlines()[-1] == f"M07.6: {first} passed, 1 failed (verdict: fail)"
+
+
+def test_maxfail_n_stops_after_n_failures(capsys):
+    assert main(["check", "M07.6", "--target", "s03", "--maxfail", "2", "--no-diagnosis"]) == 1
+    out = capsys.readouterr().out
+    assert sum(" failed " in line for line in _test_lines(out)) == 2
+    assert "note: stopped after 2 failed tests (--maxfail 2)" in out
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--maxfail", "0"], "--maxfail must be at least 1, got 0"),
+    (["--maxfail", "-3"], "--maxfail must be at least 1, got -3"),
+    (["--maxfail", "abc"], "--maxfail must be a whole number, got 'abc'"),
+    (["--maxfail", "1.5"], "--maxfail must be a whole number, got '1.5'"),
+    (["-x", "--maxfail", "3"], "-x and --maxfail 3 disagree"),
+])
+def test_bad_maxfail_values_are_one_line_and_exit_2(argv, message, capsys):
+    assert main(["check", "M07.6", "--target", "reference", *argv]) == 2
+    captured = capsys.readouterr()
+    assert message in captured.err and captured.err.count("\n") == 1 and captured.out == ""
+
+
+def test_verbose_shows_what_each_test_checks_within_100_columns(capsys):
+    infos = {info.name: info for info, _ in collect(COURSE.module("M07.6"))}
+    assert main(["check", "M07.6", "--target", "reference", "-k", "accept"]) == 0
+    plain = capsys.readouterr().out
+    assert "    checks: " not in plain
+    assert main(["check", "M07.6", "--target", "reference", "-k", "accept", "-v"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) <= 100
+    shown = [line.split()[0] for line in _test_lines("\n".join(lines))]
+    assert shown and all("accept" in name for name in shown)
+    for name in shown:
+        at = next(i for i, line in enumerate(lines) if line.startswith(f"  {name} "))
+        block = []
+        for line in lines[at + 1:]:
+            if not line.startswith("    "):
+                break
+            block.append(line.strip())
+        assert block[0].startswith("checks: ")
+        assert " ".join(block).removeprefix("checks: ") == " ".join(infos[name].checks.split())
+    # Only the checks lines were added: the rest is as without -v (but for the durations).
+    def without_times(text_lines: list[str]) -> list[str]:
+        return [line.rsplit("  ", 1)[0] if line.endswith(" ms") else line for line in text_lines
+                if not line.startswith("    checks: ") and not line.startswith("            ")]
+
+    assert without_times(lines) == without_times(plain.splitlines())
