@@ -7,7 +7,7 @@ from typing import Any
 
 from harness.audit.equivalents import Record
 from harness.audit.mutations import MutmutMutant
-from harness.engine.serial import reading, tagged, untag
+from harness.engine.serial import reading, rerun_command, tagged, untag
 
 # MutmutAudit's. Version 2: the tag, each mutant's "number" and "replacement", and times written
 # exactly (version 1 rounded them), so the audit can be read back.
@@ -148,8 +148,7 @@ class MutmutAudit:
     @classmethod
     def from_json(cls, d: Any, source: str | None = None) -> MutmutAudit:
         """The audit ``to_json`` wrote; ``source`` names where ``d`` came from, for the message."""
-        module = d.get("module") if isinstance(d, dict) else None
-        rerun = f"ol audit {module} --mutmut" if isinstance(module, str) else "ol audit MODULE --mutmut"
+        rerun = rerun_command(d, "module", "ol audit {} --mutmut", "ol audit MODULE --mutmut")
         untag(d, "MutmutAudit", (FORMAT_VERSION,), source, rerun)
         with reading("MutmutAudit", source, rerun):
             return cls(d["module"], d["file"], tuple(MutmutRow.from_json(r) for r in d["mutants"]),

@@ -11,6 +11,7 @@ from harness.engine.serial import (
     float_from_json,
     optional_float,
     reading,
+    rerun_command,
     restored,
     tagged,
     untag,
@@ -169,8 +170,7 @@ class PowerAudit:
     @classmethod
     def from_json(cls, d: Any, source: str | None = None) -> PowerAudit:
         """The audit ``to_json`` wrote; ``source`` names where ``d`` came from, for the message."""
-        module = d.get("module") if isinstance(d, dict) else None
-        rerun = f"ol audit {module} --power" if isinstance(module, str) else "ol audit MODULE --power"
+        rerun = rerun_command(d, "module", "ol audit {} --power", "ol audit MODULE --power")
         untag(d, "PowerAudit", (FORMAT_VERSION,), source, rerun)
         with reading("PowerAudit", source, rerun):
             return cls(d["module"], int(d["seeds"]), int(d["false_alarm_seeds"]), int(d["jobs"]),

@@ -10,7 +10,7 @@ import enum
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from harness.engine.serial import reading, tagged, untag
+from harness.engine.serial import reading, rerun_command, tagged, untag
 
 FORMAT_VERSION = 1  # RunResult's; the tag was added without a change to the body
 
@@ -210,8 +210,7 @@ class RunResult:
     @classmethod
     def from_json(cls, d: Any, source: str | None = None) -> RunResult:
         """The run ``to_json`` wrote; ``source`` names where ``d`` came from, for the message."""
-        module = d.get("module") if isinstance(d, dict) else None
-        rerun = f"ol check {module}" if isinstance(module, str) else "ol check"
+        rerun = rerun_command(d, "module", "ol check {}", "ol check")
         untag(d, "RunResult", (FORMAT_VERSION,), source, rerun)
         with reading("RunResult", source, rerun):
             return cls(

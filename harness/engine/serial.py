@@ -77,6 +77,13 @@ def untag(data: Any, type_name: str, versions: Collection[int], source: str | No
     return version
 
 
+def rerun_command(data: Any, key: str, template: str, fallback: str) -> str:
+    """The command that writes ``data`` again, for an error's hint: ``template`` with ``{}`` the
+    value of ``data[key]`` (the module or milestone), or ``fallback`` when ``data`` has none."""
+    value = data.get(key) if isinstance(data, dict) else None
+    return template.format(value) if isinstance(value, str) else fallback
+
+
 def source_name(source: str | None) -> str:
     return printable_value(source, quote=False, limit=1000) if source else "the data"
 

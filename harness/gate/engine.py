@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.engine.course import Course, Module, load_course
 from harness.engine.results import RunResult
-from harness.engine.serial import reading, tagged, untag
+from harness.engine.serial import reading, rerun_command, tagged, untag
 from harness.engine.workspace import Workspace, module_state
 from harness.errors import HarnessError
 
@@ -123,8 +123,7 @@ class GateResult:
     @classmethod
     def from_json(cls, d: Any, source: str | None = None) -> GateResult:
         """The gate ``to_json`` wrote; ``source`` names where ``d`` came from, for the message."""
-        milestone = d.get("milestone") if isinstance(d, dict) else None
-        rerun = f"ol gate {milestone}" if isinstance(milestone, str) else "ol gate MILESTONE"
+        rerun = rerun_command(d, "milestone", "ol gate {}", "ol gate MILESTONE")
         untag(d, "GateResult", (FORMAT_VERSION,), source, rerun)
         with reading("GateResult", source, rerun):
             return cls(d["milestone"], d["title"], d["workspace"], bool(d["ref_deps"]),

@@ -32,7 +32,7 @@ from typing import Any
 from harness import __version__
 from harness.engine.course import PACKAGE_DIR, Module
 from harness.engine.seeding import describe, is_run_seed
-from harness.engine.serial import reading, tagged, untag
+from harness.engine.serial import reading, rerun_command, tagged, untag
 from harness.errors import HarnessError
 from harness.sandbox.staging import as_text, text_of_name
 
@@ -174,8 +174,7 @@ class Gradebook:
         """The gradebook ``to_json`` wrote, in ``out`` (None: the folder it was written in).
 
         Its rows come back in the order of their names (the order ``to_json`` writes)."""
-        module = d.get("module") if isinstance(d, dict) else None
-        rerun = f"ol grade {module} SUBMISSIONS" if isinstance(module, str) else "ol grade"
+        rerun = rerun_command(d, "module", "ol grade {} SUBMISSIONS", "ol grade")
         untag(d, "Gradebook", (FORMAT_VERSION,), source, rerun)
         with reading("Gradebook", source, rerun):
             return cls(Path(d["out"]) if out is None else out, d["module"], d["submissions_dir"],

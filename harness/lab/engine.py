@@ -32,7 +32,7 @@ from harness.engine.own_code import module_from_source, reference_source, refere
 from harness.engine.results import RunResult
 from harness.engine.runner import run_case, run_catalog
 from harness.engine.seeding import cases_from
-from harness.engine.serial import reading, tagged, untag
+from harness.engine.serial import reading, rerun_command, tagged, untag
 from harness.engine.target import InProcessTarget
 from harness.errors import MutantDoesNotApply, VerdictFailure
 from harness.lab.reach import reaches, reference_run_with_coverage
@@ -168,8 +168,7 @@ class LabResult:
     @classmethod
     def from_json(cls, d: Any, source: str | None = None) -> LabResult:
         """The lab ``to_json`` wrote; ``source`` names where ``d`` came from, for the message."""
-        module = d.get("module") if isinstance(d, dict) else None
-        rerun = f"ol lab {module}" if isinstance(module, str) else "ol lab MODULE"
+        rerun = rerun_command(d, "module", "ol lab {}", "ol lab MODULE")
         untag(d, "LabResult", (FORMAT_VERSION,), source, rerun)
         with reading("LabResult", source, rerun):
             return cls(d["module"], RunResult.from_json(d["reference"], source),

@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.engine.course import REFERENCE_PYTHON, REPO_ROOT, Module
-from harness.engine.serial import reading, source_name, tagged, untag
+from harness.engine.serial import reading, rerun_command, source_name, tagged, untag
 from harness.errors import HarnessError, MutantDoesNotApply, VerdictFailure
 from harness.own_tests.stage import stage
 from harness.sandbox.fs import remove_tree
@@ -459,9 +459,7 @@ class MineResult:
         """The result ``to_json`` wrote. The JSON names each bug by its id and shows only what a
         student may read, so the mutants are the library's (HarnessError if it changed since);
         no implementation's source comes back."""
-        module = d.get("module") if isinstance(d, dict) else None
-        rerun = (f"ol tests {module} --mine PATH" if isinstance(module, str)
-                 else "ol tests MODULE --mine PATH")
+        rerun = rerun_command(d, "module", "ol tests {} --mine PATH", "ol tests MODULE --mine PATH")
         untag(d, "MineResult", (FORMAT_VERSION,), source, rerun)
         with reading("MineResult", source, rerun):
             correct = tuple((Implementation(c["name"], c["label"], "", differs=c.get("differs", "")),
