@@ -62,6 +62,23 @@ def impossible_words(counts, expected) -> str:
                      "probability is 0" for i in ids)
 
 
+def chi_square(observed, expected) -> tuple[float, float]:
+    """Pearson's statistic and its p-value, exactly as ``scipy.stats.chisquare`` gives them.
+
+    The same float64 arithmetic (``((o - e)**2 / e).sum()``) and the same tail: ``chisquare``'s
+    p-value is ``chi2.sf``, which is ``scipy.special.chdtrc``; importing ``scipy.special`` alone
+    costs less than half of ``scipy.stats`` (0.58 s against 1.26 s, ``python3 -X importtime`` here).
+    The counts must sum to the expected total (``merge_small`` keeps it)."""
+    from scipy.special import chdtrc
+
+    obs = np.asarray(observed, dtype=np.float64)
+    exp = np.asarray(expected, dtype=np.float64)
+    if obs.shape != exp.shape or obs.ndim != 1 or len(obs) < 2:
+        raise ValueError("chi_square needs two equal 1-d sequences of two or more categories")
+    stat = float(((obs - exp) ** 2 / exp).sum())
+    return stat, float(chdtrc(len(obs) - 1, stat))
+
+
 def merge_small(counts, expected, minimum: float = 5.0):
     """Pool every category expected below ``minimum`` (but above 0) into one (the chi-square's
     usual rule); the pool joins the smallest other category if it stays below ``minimum``.

@@ -51,7 +51,7 @@ def isolated_target(ws: Workspace, module: Module, course: Course, ref_deps: boo
 
     The worker starts at once (an interpreter, numpy, the student's import: about 0.2 s); when the
     whole catalog is about to run, the parent meanwhile imports what its tests will need anyway
-    (scipy.stats for the chi-square: about 1 s), instead of waiting idle for the worker first.
+    (scipy.special for the chi-square's tail: about 0.5 s), instead of waiting idle for the worker first.
     """
     from harness.sandbox.isolated import IsolatedTarget
 
