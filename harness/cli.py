@@ -63,14 +63,8 @@ class _Once(argparse.Action):
 # -- the ranges of the numeric options (checked as they are parsed, for every command) -----------
 #
 # The ranges live in ``harness.engine.limits``: a typed request built in Python is checked against
-# the same ones. Here a value that does not parse, or is out of range, is a ``UsageError``.
-
-
-def _in_range(check, *args):
-    try:
-        return check(*args)
-    except HarnessError as exc:
-        raise UsageError(exc.message, exc.hint) from None
+# the same ones, raising the same one-line ``HarnessError``; a value that does not parse is a
+# ``UsageError`` here.
 
 
 def _seconds(flag: str, maximum: float, example: str):
@@ -80,7 +74,7 @@ def _seconds(flag: str, maximum: float, example: str):
         except ValueError:
             raise UsageError(f"{flag} must be a number of seconds, got {text!r}",
                              f"e.g. {example}") from None
-        return _in_range(check_seconds, flag, value, maximum, example, text.strip())
+        return check_seconds(flag, value, maximum, example, text.strip())
     return parse
 
 
@@ -90,7 +84,7 @@ def _count(flag: str, low: int, high: int, hint: str):
             value = int(text)
         except ValueError:
             raise UsageError(f"{flag} must be a whole number, got {text!r}", hint) from None
-        return _in_range(check_count, flag, value, low, high, hint, text.strip())
+        return check_count(flag, value, low, high, hint, text.strip())
     return parse
 
 

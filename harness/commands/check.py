@@ -11,7 +11,7 @@ from harness.commands.common import (
     out,
     seed_option,
     worker_limits_of,
-    write_reports,
+    write_asked,
 )
 from harness.engine.course import STUDENT_DIR, Module, load_course
 from harness.engine.requests import CheckRequest
@@ -20,7 +20,8 @@ from harness.errors import HarnessError, exit_code
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.engine.check import check_passes_store, record_pass, run_check
+    from harness import api
+    from harness.engine.check import check_passes_store, record_pass
     from harness.engine.workspace import check_module_file, resolve_workspace
     from harness.report.escape import printable
     from harness.report.text import failures_and_summary
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     if ws is not None and not args.pattern:
         check_passes_store(ws)  # a pass is recorded there: a .ol that is a link stops us now
     _head(module, request, ws)
-    result = run_check(request, ws, _line_printer(module, getattr(args, "verbose", 0)))
+    result = api.check(request, _line_printer(module, getattr(args, "verbose", 0)))
     sys.stdout.write(failures_and_summary(result))
     _write(args, result)
     if ws is not None and result.verdict == "pass" and not args.pattern:
@@ -98,5 +99,5 @@ def _write(args: argparse.Namespace, result) -> None:
     from harness.report.json_report import to_json_text
     from harness.report.junit import to_junit
 
-    write_reports([(args.json, to_json_text), (args.junit, lambda r: to_junit([r])),
+    write_asked([(args.json, to_json_text), (args.junit, lambda r: to_junit([r])),
                    (args.gradescope, to_gradescope)], result)

@@ -98,7 +98,7 @@ def _identities(path: str, where: Path) -> list[object]:
     return keys
 
 
-def write_reports(reports: Sequence[tuple[str | None, object]], result: object) -> None:
+def write_asked(reports: Sequence[tuple[str | None, object]], result: object) -> None:
     """Each ``(path, render)`` asked for, written atomically, then named on its own line."""
     from harness.report.io import write_atomic
 

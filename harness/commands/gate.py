@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import stat
 import sys
 
-from harness.commands.common import check_report_paths, out, seed_option, write_reports
+from harness.commands.common import check_report_paths, out, seed_option, write_asked
 from harness.engine.course import load_course
 from harness.engine.requests import GateRequest
 from harness.errors import exit_code
 
 
 def run(args: argparse.Namespace) -> int:
+    from harness import api
     from harness.engine.seeding import resolve_seed
     from harness.engine.workspace import resolve_workspace
-    from harness.gate.engine import gate_replay, run_gate
+    from harness.gate.engine import gate_replay
     from harness.report.common import cases_line
     from harness.report.gate import (
         GateProgress,
@@ -35,16 +37,17 @@ def run(args: argparse.Namespace) -> int:
     ws = resolve_workspace(request.workspace)
     check_report_paths([("--json", args.json), ("--junit", args.junit), ("--markdown", markdown)],
                        ws.root)
-    seed = resolve_seed(request.seed)  # one seed for every module of this gate
+    seed = resolve_seed(request.seed)  # one seed for every module of this gate, drawn now
+    request = dataclasses.replace(request, seed=seed)
     out(f"ol gate {request.milestone}: workspace {ws.root}"
         + (" with the reference dependencies" if request.ref_deps else ""))
     out(cases_line(seed, gate_replay(request.milestone, str(ws.root), request.ref_deps, seed)))
     width = max(len(m) for m in course.milestone(request.milestone))
     order = course.dependency_order(course.milestone(request.milestone))
     with GateProgress(request.milestone, order, width, out) as lines:
-        result = run_gate(request.milestone, ws, request.ref_deps, None, lines, seed=seed)
+        result = api.gate(request, on_module=lines)
     sys.stdout.write(format_failures(result))
-    write_reports([(args.json, to_gate_json), (args.junit, to_gate_junit),
+    write_asked([(args.json, to_gate_json), (args.junit, to_gate_junit),
                    (markdown, to_gate_markdown)], result)
     _append_step_summary(to_gate_markdown(result))
     return exit_code(result.verdict)

@@ -13,7 +13,8 @@ from harness.errors import exit_code
 
 def run(args: argparse.Namespace) -> int:
     from harness import api
-    from harness.report.lab import lab_cases_line, lab_summary, write_lab_reports
+    from harness.report.lab import lab_summary, write_lab_reports
+    from harness.report.lab_parts import lab_cases_line
     from harness.report.progress import progress_printer
 
     module = load_course().module(args.module)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness.commands.common import check_report_paths, out, write_reports
+from harness.commands.common import check_report_paths, out, write_asked
 from harness.engine.course import load_course
 from harness.errors import EXIT_PASS, HarnessError, exit_code
 
@@ -49,5 +49,5 @@ def run_own_tests(args: argparse.Namespace) -> int:
     with progress_printer(f"tests {module.id} --mine", "implementations") as progress:
         result = api.own_tests(request, progress=progress)
     sys.stdout.write(format_text(result))
-    write_reports([(json_path, to_json_text), (gradescope_path, to_gradescope)], result)
+    write_asked([(json_path, to_json_text), (gradescope_path, to_gradescope)], result)
     return exit_code(result.verdict)

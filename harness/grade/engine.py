@@ -115,14 +115,15 @@ def graded_submissions(folder: Path, out: Path) -> list[tuple[str, Path]]:
             continue
         if name in seen:
             print(f"ol: two submission folders are both named {name} in the gradebook; "
-                  f"{_shown(path)} is not graded (rename it)", file=sys.stderr)
+                  f"{shown(path)} is not graded (rename it)", file=sys.stderr)
             continue
         seen.add(name)
         found.append((name, path))
     return found
 
 
-def _shown(path: Path) -> str:
+def shown(path: Path) -> str:
+    """A path as a line shows it: a submission's name may hold anything."""
     return clean(str(path))
 
 
@@ -168,7 +169,7 @@ def locked(out: Path) -> Iterator[None]:
         out.mkdir(parents=True, exist_ok=True)
         fd = os.open(out / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as exc:
-        raise HarnessError(f"cannot write the gradebook in {_shown(out)}: "
+        raise HarnessError(f"cannot write the gradebook in {shown(out)}: "
                            f"{(exc.strerror or str(exc)).lower()}",
                            "give a writable folder with --out") from None
     try:
@@ -272,7 +273,7 @@ def seed_of_run(record: Record | None, given: bool, asked: int | None, out: Path
         return asked if given else fresh_seed()
     if given and asked != record.seed:
         raise HarnessError(
-            f"{_shown(out / JSON_NAME)} holds grades on {describe(record.seed)}, not on "
+            f"{shown(out / JSON_NAME)} holds grades on {describe(record.seed)}, not on "
             f"{describe(asked)}: a gradebook never mixes seeds",
             f"drop --seed to continue it on its own, or give another --out to grade on "
             f"{describe(asked)}")
@@ -284,29 +285,29 @@ def check_out(out: Path, folder: Path) -> None:
 
     A new folder among the submissions (or one holding a gradebook already, or empty) is fine:
     ``plan`` skips it. A hidden one (``SUBS/.grades``) is never a submission."""
-    shown = _shown(out)
+    where = shown(out)
     if out.exists() and not out.is_dir():
-        raise HarnessError(f"--out {shown} is a file, not a folder",
+        raise HarnessError(f"--out {where} is a file, not a folder",
                            "give a folder for the gradebook (it is created if missing)")
     try:
         parts = out.resolve().relative_to(folder).parts
     except ValueError:
         return  # outside the submissions
     except (OSError, RuntimeError) as exc:  # a loop of links
-        raise HarnessError(f"--out {shown} cannot be resolved: {exc}",
+        raise HarnessError(f"--out {where} cannot be resolved: {exc}",
                            "give a folder for the gradebook") from None
     hint = ("grading never writes into a submission: give a folder outside the submissions, "
             "or a new one among them")
     if not parts:
-        raise HarnessError(f"--out {shown} is the submissions folder itself", hint)
+        raise HarnessError(f"--out {where} is the submissions folder itself", hint)
     if parts[0].startswith("."):
         return
     name = text_of_name(parts[0])
     if len(parts) > 1:
-        raise HarnessError(f"--out {shown} is inside the submission {name}", hint)
+        raise HarnessError(f"--out {where} is inside the submission {name}", hint)
     first = folder / parts[0]
     if first.is_dir() and not first.is_symlink() and not _holds_a_gradebook(first):
-        raise HarnessError(f"--out {shown} is the submission {name}", hint)
+        raise HarnessError(f"--out {where} is the submission {name}", hint)
 
 
 def _holds_a_gradebook(path: Path) -> bool:

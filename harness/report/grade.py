@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any, Self, TextIO
 
-from harness.grade.engine import GradeEvents, GradeOutcome
+from harness.grade.engine import GradeEvents, GradeOutcome, shown
 from harness.grade.gradebook import clean
 from harness.report.progress import Progress
 
@@ -24,11 +24,6 @@ def say(text: str, stream=None) -> None:
 
 def count(n: int, what: str) -> str:
     return f"{n} {what}" + ("" if n == 1 else "s")
-
-
-def shown(path: Path) -> str:
-    """A path as a line shows it: a submission's name may hold anything."""
-    return clean(str(path))
 
 
 def grade_cases_line(seed: int | None, replay: str, resumed: bool) -> str:
