@@ -13,6 +13,7 @@ Ids ``s01``, ``s02``, ... are the chapter's mutants (its pitfall table names the
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import tomllib
 from dataclasses import dataclass
@@ -83,11 +84,14 @@ def find_mutant(module_id: str, mutant_id: str) -> Mutant:
     raise HarnessError(f"unknown mutant id '{mutant_id}' for {module_id}", f"valid ids: {valid}")
 
 
+@functools.lru_cache(maxsize=512)
 def apply(mutant: Mutant, source: str) -> str:
     """``source`` (the module's text) with the mutant's edits made inside its function.
 
     Raises MutantDoesNotApply if the function is missing, a ``find`` text does not occur exactly
     once in the function's current text, or the result does not parse or equals ``source``.
+    Memoized (both are immutable): the lab applies each mutant to see that all apply, again in
+    the process that runs it, and for its reports; each edit parses the whole file.
     """
     text = source
     for edit in mutant.edits:

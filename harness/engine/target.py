@@ -397,6 +397,9 @@ class InProcessTarget(Target):
         own = getattr(self.module, fn.split(".", 1)[0]) if "." in fn else None
         results: list[Result] = []
         append = results.append
+        # Whether a plain result fits its kind follows from its types alone (a number, a short
+        # tuple of numbers): decided once per type signature in the batch, not once per call.
+        plain_by_types: dict[Any, bool] = {}
         for args in calls:
             plain_args = args[1:] if own is not None and args and type(args[0]) is own else args
             if not all(type(a) in _IMMUTABLE_ARGS for a in plain_args):
@@ -407,9 +410,17 @@ class InProcessTarget(Target):
                     raise
                 continue
             status, value = call(func, args, {}, IN_PROCESS_PASSTHROUGH)
-            if status == RETURNED and _plain(value) and fits(value):
-                append(Result(args, value=value))
-                continue
+            if status == RETURNED:
+                kind = type(value)
+                types = (kind, *map(type, value)) if kind is tuple and len(value) <= 8 else kind
+                plain = plain_by_types.get(types)
+                if plain is None:
+                    plain = _plain(value) and fits(value)
+                    if types is not tuple:  # a long tuple's verdict is its own
+                        plain_by_types[types] = plain
+                if plain:
+                    append(Result(args, value=value))
+                    continue
             try:
                 append(self._check(fn, args, {}, answer(status, value, args, self._files)))
             except ContractViolation as exc:

@@ -126,3 +126,27 @@ def test_timeout_error_class_is_what_the_alarm_raises():
     with pytest.raises(TargetTimedOut), alarm(0.2):
         while True:
             pass
+
+
+def test_the_lean_path_checks_each_return_type_in_a_batch_not_only_the_first():
+    """The lean in-process path decides "plain and of the promised kind" once per type signature
+    in a batch: a later call that returns other types is still checked (and violates)."""
+    from harness.engine.target import ContractViolation
+
+    module = types.ModuleType("mixed_returns")
+    source = textwrap.dedent("""
+        import numpy as np
+        def step(i):
+            return [(1, True), (2, False), (3, np.float64(1.0)), (4, True)][i]
+        def many(i):
+            return tuple(range(i))
+    """)
+    exec(compile(source, "mixed_returns.py", "exec"), module.__dict__)  # noqa: S102
+    target = InProcessTarget("mixed", module, ("step", "many"),
+                             {"step": "tuple[int,bool]", "many": "any"})
+    ok = target.map("step", [(0,), (1,)])
+    assert [r.value for r in ok] == [(1, True), (2, False)]
+    with pytest.raises(ContractViolation, match="where the contract promises tuple"):
+        target.map("step", [(0,), (1,), (2,), (3,)])
+    # Long tuples are checked call by call (no signature kept for them).
+    assert [len(r.value) for r in target.map("many", [(3,), (12,), (12,)])] == [3, 12, 12]
