@@ -1,55 +1,90 @@
 """Wall-time benchmarks of ol's main commands, as medians over repeated runs in one session.
 
-    python3 bench/run.py [--repeat 5] [--out docs/benchmarks.md]
+    python3 bench/run.py [--repeat 5] [--only NAME ...] [--mutmut]
 
 Each command runs as a fresh process (what a user waits for, start-up included); the commands are
 interleaved round by round, so a change in the machine's load hits all of them alike. Ratios are
 taken between medians of the same run, each printed beside its goal (issue #16). Beside the time,
 each command's peak memory (the largest resident set of the process and the children it waited
 for, ``wait4``'s ``ru_maxrss``). ``floor`` is ``bench/floor.py``: a process that imports numpy and
-runs the catalog's own compute, nothing else.
+runs the catalog's own compute, nothing else. ``ol grade`` grades ``SUBMISSIONS`` copies of the
+reference, each run into a gradebook of its own; ``--mutmut`` adds one ``ol audit M07.6 --mutmut``,
+which times mutmut and ``ol lab`` in that same run.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
 FLOOR = "floor"  # not an ol command: bench/floor.py
+SUBMISSIONS = 20  # copies of the reference that ``ol grade`` grades
 COMMANDS = {
     FLOOR: ["M07.6"],
     "check_reference": ["check", "M07.6", "--target", "reference"],
     "check_isolated": ["check", "M07.6", "--workspace", "reference"],
-    "lab": ["lab", "M07.6", "--out", "{tmp}"],
+    "lab": ["lab", "M07.6", "--out", "{out}"],
     # A failing check (the chapter's pitfall 1), with and without its diagnosis.
     "check_failing": ["check", "M07.6", "--target", "s01"],
     "check_failing_undiagnosed": ["check", "M07.6", "--target", "s01", "--no-diagnosis"],
+    "check_M06.3": ["check", "M06.3", "--target", "reference"],
+    "lab_M06.3": ["lab", "M06.3", "--out", "{out}"],
+    "check_M07.1": ["check", "M07.1", "--target", "reference"],
+    "lab_M07.1": ["lab", "M07.1", "--out", "{out}"],
+    # Each grading run writes a new gradebook (a folder of its own: an old one would be resumed).
+    "grade_1": ["grade", "M07.6", "{subs}", "--jobs", "1", "--seed", "public", "--out", "{out}"],
+    "grade_2": ["grade", "M07.6", "{subs}", "--jobs", "2", "--seed", "public", "--out", "{out}"],
+    "grade_dask_2": ["grade", "M07.6", "{subs}", "--jobs", "2", "--executor", "dask", "--seed",
+                     "public", "--out", "{out}"],
 }
+GROUPS = {"grade": ("grade_1", "grade_2", "grade_dask_2"),
+          "labs": ("check_M06.3", "lab_M06.3", "check_M07.1", "lab_M07.1")}
 EXIT_CODES = {"check_failing": 1, "check_failing_undiagnosed": 1}  # the others exit 0
 DIFFERENCES = [
     ("check_failing", "check_failing_undiagnosed", "the diagnosis of a failing check (seconds)", 0.5),
 ]
-RATIOS = [  # (numerator, denominator, what, goal): the goals of issue #16
+RATIOS = [  # (numerator, denominator, what, goal: at most): the goals of issue #16
     ("check_reference", FLOOR, "in-process check / its floor", 2.0),
     ("check_isolated", "check_reference", "isolated check / in-process check", 1.1),
-    ("lab", "check_reference", "lab (all mutants) / one in-process check", 3.0),
+    ("lab_M06.3", "check_M06.3", "M06.3: lab (all mutants) / one in-process check", 3.0),
+    ("lab_M07.1", "check_M07.1", "M07.1: lab (all mutants) / one in-process check", 3.0),
+    ("lab", "check_reference", "M07.6: lab (all mutants) / one in-process check", 3.0),
 ]
+SPEEDUPS = [  # (slower, faster, what, goal: at least)
+    ("grade_1", "grade_2",
+     f"ol grade, {SUBMISSIONS} copies of the reference: --jobs 2 against --jobs 1", 1.8),
+]
+SAME_RUN = [  # (numerator, denominator, what): measured side by side, no goal
+    ("grade_dask_2", "grade_2", "ol grade --executor dask / local, both --jobs 2, same submissions"),
+]
+THROUGHPUT = [("grade_1", 1), ("grade_2", 2)]  # (command, cores it uses): submissions/min/core
+THROUGHPUT_GOAL = 100.0
 
 
-def run_once(name: str, args: list[str], tmp: str, expected: int = 0) -> tuple[float, float]:
-    """(wall seconds, peak resident MB) of one fresh process."""
+def shown_command(name: str) -> str:
+    args = " ".join(COMMANDS[name]).replace("{out}", "OUT").replace("{subs}", "SUBMISSIONS")
+    return f"python3 bench/floor.py {args}" if name == FLOOR else f"ol {args}"
+
+
+def run_once(name: str, args: list[str], tmp: str, subs: str, expected: int = 0) -> tuple[float, float]:
+    """(wall seconds, peak resident MB) of one fresh process; the peak is the largest of the
+    process and each child it waited for (a lab's or a grading run's jobs included)."""
     head = [sys.executable, str(ROOT / "bench" / "floor.py")] if name == FLOOR else \
         [sys.executable, "-m", "harness"]
-    cmd = [*head, *[a.format(tmp=tmp) for a in args]]
+    out = tempfile.mkdtemp(prefix=f"{name}-", dir=tmp)
+    cmd = [*head, *[a.format(out=out, subs=subs) for a in args]]
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     assert proc.stderr is not None
@@ -58,44 +93,94 @@ def run_once(name: str, args: list[str], tmp: str, expected: int = 0) -> tuple[f
     elapsed = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != expected:
-        raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: {err.strip()}")
+        raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: {err.strip()[-2000:]}")
+    shutil.rmtree(out)
     return elapsed, usage.ru_maxrss / 1024  # Linux reports kilobytes
+
+
+def make_submissions(tmp: str) -> str:
+    """``SUBMISSIONS`` workspaces, each a copy of the reference's ``python/`` tree."""
+    folder = Path(tmp) / "submissions"
+    for i in range(1, SUBMISSIONS + 1):
+        shutil.copytree(ROOT / "reference" / "python", folder / f"s{i:02d}" / "python")
+    return str(folder)
+
+
+def mutmut_figures(tmp: str) -> dict[str, Any]:
+    """``ol audit M07.6 --mutmut`` once: mutmut's run and ``ol lab`` timed in the same run."""
+    out = Path(tmp) / "audit"
+    cmd = [sys.executable, "-m", "harness", "audit", "M07.6", "--mutmut", "--out", str(out)]
+    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.decode()[-2000:]}")
+    audit = json.loads((out / "audit-mutmut-M07.6.json").read_text(encoding="utf-8"))
+    return {**audit["speed"], "mutmut_mutants": audit["counts"], "lab": audit["lab"]}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--only", nargs="*", choices=sorted(COMMANDS), default=sorted(COMMANDS))
+    parser.add_argument("--only", nargs="*", choices=sorted([*COMMANDS, *GROUPS]), default=None,
+                        help="commands or groups (grade, labs) to run; default: all")
+    parser.add_argument("--mutmut", action="store_true",
+                        help="also run `ol audit M07.6 --mutmut` once: the lab's cost per mutant "
+                             "against mutmut's, in that same run (needs the audit extra)")
     opts = parser.parse_args()
-    times: dict[str, list[float]] = {name: [] for name in opts.only}
-    peaks: dict[str, list[float]] = {name: [] for name in opts.only}
+    names = list(COMMANDS) if opts.only is None else [
+        n for n in COMMANDS if n in opts.only or any(n in GROUPS[g] for g in opts.only if g in GROUPS)]
+    times: dict[str, list[float]] = {name: [] for name in names}
+    peaks: dict[str, list[float]] = {name: [] for name in names}
     with tempfile.TemporaryDirectory() as tmp:
+        subs = make_submissions(tmp)
         for _ in range(opts.repeat):
-            for name in opts.only:
-                seconds, peak = run_once(name, COMMANDS[name], tmp, EXIT_CODES.get(name, 0))
+            for name in names:
+                seconds, peak = run_once(name, COMMANDS[name], tmp, subs, EXIT_CODES.get(name, 0))
                 times[name].append(seconds)
                 peaks[name].append(peak)
+        mutmut = mutmut_figures(tmp) if opts.mutmut else None
     med = {name: statistics.median(v) for name, v in times.items()}
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
-    print(f"medians of {opts.repeat} runs (wall seconds, fresh process each)\n")
+    print(f"medians of {opts.repeat} runs, interleaved (wall seconds, fresh process each)\n")
     print("| command | median s | runs | peak MB |")
     print("|---|---|---|---|")
-    for name in opts.only:
+    for name in names:
         runs = ", ".join(f"{t:.2f}" for t in times[name])
-        shown = "python3 bench/floor.py" if name == FLOOR else "ol"
-        print(f"| `{shown} {' '.join(COMMANDS[name]).replace('{tmp}', 'TMP')}` | {med[name]:.2f} "
-              f"| {runs} | {max(peaks[name]):.0f} |")
+        print(f"| `{shown_command(name)}` | {med[name]:.2f} | {runs} | {max(peaks[name]):.0f} |")
     print()
     for a, b, label, target in RATIOS:
         if a in med and b in med:
             ratio = med[a] / med[b]
-            verdict = "within" if ratio <= target else "OVER"
-            print(f"- {label}: {ratio:.2f} ({verdict} the goal of {target})")
+            print(f"- {label}: {ratio:.2f} ({'within' if ratio <= target else 'OVER'} the goal of "
+                  f"at most {target})")
     for a, b, label, target in DIFFERENCES:
         if a in med and b in med:
             extra = med[a] - med[b]
-            verdict = "within" if extra <= target else "OVER"
-            print(f"- {label}: +{extra:.2f} ({verdict} the target of {target})")
+            print(f"- {label}: +{extra:.2f} ({'within' if extra <= target else 'OVER'} the target of "
+                  f"{target})")
+    for slow, fast, label, target in SPEEDUPS:
+        if slow in med and fast in med:
+            gain = med[slow] / med[fast]
+            print(f"- {label}: {gain:.2f}x faster ({'within' if gain >= target else 'SHORT of'} the "
+                  f"goal of at least {target}x)")
+    for name, cores in THROUGHPUT:
+        if name in med:
+            rate = SUBMISSIONS * 60 / med[name] / cores
+            print(f"- `{shown_command(name)}`: {rate:.0f} submissions per minute per core "
+                  f"({'within' if rate >= THROUGHPUT_GOAL else 'SHORT of'} the goal of at least "
+                  f"{THROUGHPUT_GOAL:.0f})")
+    for a, b, label in SAME_RUN:
+        if a in med and b in med:
+            print(f"- {label}: {med[a] / med[b]:.2f}")
+    if mutmut is not None:
+        ratio = mutmut["lab_s_per_mutant"] / mutmut["mutmut_s_per_mutant"]
+        print(f"- `ol audit M07.6 --mutmut`, one run: ol lab {mutmut['lab_s_per_mutant']:.3f} s "
+              f"({mutmut['lab_cpu_s_per_mutant']:.3f} CPU-s) per mutant, full matrix of "
+              f"{mutmut['lab']['mutants']} mutants; mutmut {mutmut['mutmut_s_per_mutant']:.3f} s "
+              f"({mutmut['mutmut_cpu_s_per_mutant']:.3f} CPU-s) per mutant, first kill only; "
+              f"the full matrix of mutmut's mutants {mutmut['matrix_s_per_mutant']:.3f} s "
+              f"({mutmut['matrix_cpu_s_per_mutant']:.3f} CPU-s) per mutant")
+        print(f"- lab / mutmut, seconds per mutant: {ratio:.2f} "
+              f"({'within' if ratio <= 1 / 3 else 'OVER'} the goal of at most 1/3)")
     return 0
 
 

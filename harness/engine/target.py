@@ -25,7 +25,7 @@ import numpy as np
 from harness.engine.uniforms import RecordingSource, draw_count
 from harness.sandbox.codec import Handle, Opaque, RemoteError, Reply
 from harness.sandbox.frames import Files, exactly
-from harness.sandbox.invoke import RETURNED, answer, call, invoke, own_copy
+from harness.sandbox.invoke import RETURNED, answer, call, changed, invoke, own_copy
 
 # Exceptions rebuilt as themselves in the test, so ``pytest.raises(ValueError)`` reads naturally.
 _REBUILT = (
@@ -385,9 +385,13 @@ class InProcessTarget(Target):
         return [invoke_on_copies(func, args, kwargs, self._files) for args in calls]
 
     def _map(self, fn: str, calls: Sequence[tuple], **kwargs: Any) -> list[Result]:
-        """``Target._map`` with a lean path for the common call (immutable arguments, a plain result
-        of the promised kind); anything else gets every check of the general path. Each call is
-        made exactly once."""
+        """``Target._map`` with a lean path for the common call (immutable arguments or lists of
+        numbers, a plain result of the promised kind); anything else gets every check of the general
+        path. Each call is made exactly once.
+
+        A list of numbers is passed as a copy of its own, as the general path passes it; the copy is
+        compared with the caller's list afterwards (which nobody else saw), as the general path
+        compares it with its snapshot: an edit in place is the same violation on both paths."""
         if kwargs:
             return super()._map(fn, calls, **kwargs)
         func = self._resolve(fn)
@@ -402,15 +406,20 @@ class InProcessTarget(Target):
         plain_by_types: dict[Any, bool] = {}
         for args in calls:
             plain_args = args[1:] if own is not None and args and type(args[0]) is own else args
+            passed, mutated = args, []
             if not all(type(a) in _IMMUTABLE_ARGS for a in plain_args):
-                try:
-                    append(super()._map(fn, [args])[0])
-                except ContractViolation as exc:
-                    exc.results = results
-                    raise
-                continue
-            status, value = call(func, args, {}, IN_PROCESS_PASSTHROUGH)
-            if status == RETURNED:
+                if not all(type(a) in _IMMUTABLE_ARGS or _numbers(a) for a in plain_args):
+                    try:
+                        append(super()._map(fn, [args])[0])
+                    except ContractViolation as exc:
+                        exc.results = results
+                        raise
+                    continue
+                passed = tuple(list(a) if type(a) is list else a for a in args)
+            status, value = call(func, passed, {}, IN_PROCESS_PASSTHROUGH)
+            if passed is not args:
+                mutated = [i for i, a in enumerate(args) if type(a) is list and changed(passed[i], a)]
+            if status == RETURNED and not mutated:
                 kind = type(value)
                 types = (kind, *map(type, value)) if kind is tuple and len(value) <= 8 else kind
                 plain = plain_by_types.get(types)
@@ -421,8 +430,10 @@ class InProcessTarget(Target):
                 if plain:
                     append(Result(args, value=value))
                     continue
+            reply = answer(status, value, passed, self._files)
+            reply.mutated = mutated
             try:
-                append(self._check(fn, args, {}, answer(status, value, args, self._files)))
+                append(self._check(fn, args, {}, reply))
             except ContractViolation as exc:
                 exc.results = results
                 raise
@@ -470,6 +481,11 @@ def _own_file(module: ModuleType) -> Files | None:
 # that cannot share memory with anything: ``InProcessTarget.map`` checks only these on its lean path.
 _IMMUTABLE_ARGS = frozenset({float, int, bool, tuple, str, type(None), np.float64, np.int64})
 _PLAIN_SCALARS = frozenset({float, int, bool, np.float64, np.int64, np.bool_})
+
+
+def _numbers(value: Any) -> bool:
+    """A list of plain numbers: a shallow copy is all a call needs of its own."""
+    return type(value) is list and all(type(v) in _PLAIN_SCALARS for v in value)
 
 
 def _plain(value: Any) -> bool:

@@ -4,6 +4,7 @@ its limit instead of running forever."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -16,7 +17,7 @@ import pytest
 from harness.engine.course import REPO_ROOT, load_course
 from harness.engine.results import CaseInfo, Kind, Outcome
 from harness.engine.runner import run_case
-from harness.engine.target import InProcessTarget, TargetTimedOut
+from harness.engine.target import InProcessTarget, Target, TargetTimedOut
 from harness.sandbox.invoke import (
     EXITED,
     RAISED,
@@ -150,3 +151,49 @@ def test_the_lean_path_checks_each_return_type_in_a_batch_not_only_the_first():
         target.map("step", [(0,), (1,), (2,), (3,)])
     # Long tuples are checked call by call (no signature kept for them).
     assert [len(r.value) for r in target.map("many", [(3,), (12,), (12,)])] == [3, 12, 12]
+
+
+LIST_CALLS = '''
+def bump(xs):
+    xs[0] = 9.0
+    return 1
+
+def grow(xs):
+    xs.append(0.0)
+    return 1
+
+def same(xs):
+    return xs
+
+def total(xs):
+    return sum(xs)
+
+def bump_then_raise(xs):
+    xs[0] = 9.0
+    raise ValueError("no")
+'''
+
+
+@pytest.mark.parametrize("lean", [True, False], ids=["lean path", "general path"])
+def test_a_list_of_numbers_gets_a_copy_and_an_edit_in_place_is_the_same_violation_on_both_paths(lean):
+    from harness.engine.target import ContractViolation
+
+    module = types.ModuleType("list_calls")
+    exec(compile(LIST_CALLS, "list_calls.py", "exec"), module.__dict__)  # noqa: S102
+    target = InProcessTarget("lists", module, ("bump", "grow", "same", "total", "bump_then_raise"),
+                             {"bump": "int", "grow": "int", "same": "any", "total": "float",
+                              "bump_then_raise": "int"})
+    xs = [1.0, 2.0]
+
+    def run(fn: str) -> list:
+        if lean:
+            return target.map(fn, [(xs,)])
+        return Target._map(target, fn, [(xs,)])  # the general path: snapshots and copies
+
+    assert [r.value for r in run("total")] == [3.0]
+    for fn, words in (("bump", "modified argument 1 in place"), ("grow", "modified argument 1 in place"),
+                      ("same", "shares memory with an argument"),
+                      ("bump_then_raise", "modified argument 1 in place (and then raised ValueError)")):
+        with pytest.raises(ContractViolation, match=re.escape(words)):
+            run(fn)
+        assert xs == [1.0, 2.0], "the caller's list is never the one the call gets"
