@@ -94,8 +94,21 @@ def run_once(name: str, args: list[str], tmp: str, subs: str, expected: int = 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != expected:
         raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: {err.strip()[-2000:]}")
+    if name.startswith("lab"):
+        LAB_COMPUTE.setdefault(name, []).append(lab_compute(Path(out)))
     shutil.rmtree(out)
     return elapsed, usage.ru_maxrss / 1024  # Linux reports kilobytes
+
+
+LAB_COMPUTE: dict[str, list[tuple[float, float, int]]] = {}
+
+
+def lab_compute(out: Path) -> tuple[float, float, int]:
+    """(seconds of all the mutants' cells, seconds of the reference's catalog, mutants) of the lab
+    that wrote ``out``: what its cells cost, whatever else the lab does."""
+    lab = json.loads(next(out.glob("lab-*.json")).read_text(encoding="utf-8"))
+    cells = sum(m["duration_s"] for m in lab["mutants"])
+    return cells, sum(t["duration_s"] for t in lab["reference"]["tests"]), len(lab["mutants"])
 
 
 def make_submissions(tmp: str) -> str:
@@ -115,6 +128,18 @@ def mutmut_figures(tmp: str) -> dict[str, Any]:
         raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.decode()[-2000:]}")
     audit = json.loads((out / "audit-mutmut-M07.6.json").read_text(encoding="utf-8"))
     return {**audit["speed"], "mutmut_mutants": audit["counts"], "lab": audit["lab"]}
+
+
+def cells_line(runs: list[tuple[float, float, int]], check: float) -> str:
+    """What a lab's cells alone cost, and the ratio to a check that this leaves as a floor."""
+    cores = os.cpu_count() or 1
+    cells = statistics.median(c for c, _, _ in runs)
+    reference = statistics.median(r for _, r, _ in runs)
+    mutants = runs[0][2]
+    floor = (check + cells / cores) / check
+    return (f"its cells: {cells:.2f} s of compute for {mutants} mutants ({cells / mutants:.3f} s each; "
+            f"the reference's whole catalog {reference:.3f} s): one check plus {cells / cores:.2f} s "
+            f"on {cores} cores is {floor:.2f} checks before anything else")
 
 
 def main() -> int:
@@ -152,6 +177,8 @@ def main() -> int:
             ratio = med[a] / med[b]
             print(f"- {label}: {ratio:.2f} ({'within' if ratio <= target else 'OVER'} the goal of "
                   f"at most {target})")
+            if a in LAB_COMPUTE:
+                print(f"  - {cells_line(LAB_COMPUTE[a], med[b])}")
     for a, b, label, target in DIFFERENCES:
         if a in med and b in med:
             extra = med[a] - med[b]
