@@ -1,5 +1,5 @@
 """``python -m harness`` is ``ol``."""
 
-from harness.cli import main
+from harness.cli import entry
 
-raise SystemExit(main())
+raise SystemExit(entry())

@@ -186,3 +186,27 @@ def test_verbose_shows_what_each_test_checks_within_100_columns(capsys):
                 if not line.startswith("    checks: ") and not line.startswith("            ")]
 
     assert without_times(lines) == without_times(plain.splitlines())
+
+
+# -- the entry point --------------------------------------------------------------------------
+
+def test_the_ol_command_is_entry_which_returns_mains_exit_code_and_skips_the_last_collection():
+    """``ol`` (the console script) and ``python -m harness`` run ``cli.entry``: ``main``'s exit
+    code, then the collector frozen for the exit (what is left is freed, not traversed)."""
+    import tomllib
+
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
+    assert scripts == {"ol": "harness.cli:entry"}
+    code = ("import gc, sys\nfrom harness.cli import entry\nsys.argv = ['ol'] + sys.argv[1:]\n"
+            "import harness.cli\nharness.cli.main = lambda: int(sys.argv[1])\n"
+            "got = entry()\nprint(got, gc.get_freeze_count() > 0)")
+    for wanted in ("0", "2"):
+        done = subprocess.run([sys.executable, "-c", code, wanted], capture_output=True, text=True,
+                              cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60,
+                              check=False)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split() == [wanted, "True"]
+    done = subprocess.run([sys.executable, "-m", "harness", "check", "M99.9"], capture_output=True,
+                          text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          timeout=60, check=False)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
