@@ -208,7 +208,7 @@ def replay(module: ModuleType, plan: Plan, wanted: set[tuple[int, int]] | None,
 @functools.cache
 def _mutant_code(module_id: str) -> tuple[tuple[Any, Any], ...]:
     """Every mutant of the module that applies, compiled once per process."""
-    from harness.engine.mutants import apply, load_mutants
+    from harness.engine.mutants import load_mutants, mutant_code
     from harness.engine.own_code import reference_source
 
     module = load_course().module(module_id)
@@ -216,10 +216,9 @@ def _mutant_code(module_id: str) -> tuple[tuple[Any, Any], ...]:
     compiled = []
     for mutant in load_mutants(module_id):
         try:
-            text = apply(mutant, source)
+            compiled.append((mutant, mutant_code(mutant, source)))
         except MutantDoesNotApply:
             continue
-        compiled.append((mutant, compile(text, f"<mutant {mutant.id}: {module.file}>", "exec")))
     return tuple(compiled)
 
 

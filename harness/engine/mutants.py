@@ -18,6 +18,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from types import CodeType
 from typing import Any
 
 from harness.errors import HarnessError, MutantDoesNotApply
@@ -84,15 +85,25 @@ def find_mutant(module_id: str, mutant_id: str) -> Mutant:
     raise HarnessError(f"unknown mutant id '{mutant_id}' for {module_id}", f"valid ids: {valid}")
 
 
-@functools.lru_cache(maxsize=512)
 def apply(mutant: Mutant, source: str) -> str:
     """``source`` (the module's text) with the mutant's edits made inside its function.
 
     Raises MutantDoesNotApply if the function is missing, a ``find`` text does not occur exactly
-    once in the function's current text, or the result does not parse or equals ``source``.
-    Memoized (both are immutable): the lab applies each mutant to see that all apply, again in
-    the process that runs it, and for its reports; each edit parses the whole file.
+    once in the function's current text, or the result does not compile or equals ``source``.
     """
+    return _applied(mutant, source)[0]
+
+
+def mutant_code(mutant: Mutant, source: str) -> CodeType:
+    """``apply``'s text compiled, under the name its frames show (``<mutant s01: FILE>``)."""
+    return _applied(mutant, source)[1]
+
+
+@functools.lru_cache(maxsize=512)
+def _applied(mutant: Mutant, source: str) -> tuple[str, CodeType]:
+    """The edited text and its code, once per process (both arguments are immutable): the lab
+    applies each mutant to see that all apply, runs it, and quotes it in its reports; the
+    diagnosis replays every mutant. Compiling is the check that the text parses."""
     text = source
     for edit in mutant.edits:
         start, end = _function_span(mutant, text)
@@ -102,14 +113,14 @@ def apply(mutant: Mutant, source: str) -> str:
             problem = "not found" if count == 0 else f"found {count} times (must be exactly once)"
             raise _not_applying(mutant, f"{_excerpt(edit.find)!r} {problem} in {mutant.function}")
         text = text[:start] + body.replace(edit.find, edit.replace, 1) + text[end:]
+    if text == source:
+        raise _not_applying(mutant, "its edits leave the source unchanged")
     try:
-        ast.parse(text)
+        code = compile(text, f"<mutant {mutant.id}: {mutant.file}>", "exec", dont_inherit=True)
     except SyntaxError as exc:
         why = f"the edited source does not parse ({exc.msg}, line {exc.lineno})"
         raise _not_applying(mutant, why) from None
-    if text == source:
-        raise _not_applying(mutant, "its edits leave the source unchanged")
-    return text
+    return text, code
 
 
 def _not_applying(mutant: Mutant, why: str) -> MutantDoesNotApply:
@@ -132,7 +143,7 @@ def _function_span(mutant: Mutant, source: str) -> tuple[int, int]:
     body of the top-level ``class Class``.
     """
     try:
-        tree = ast.parse(source)
+        tree = _tree(source)
     except SyntaxError as exc:
         why = f"the source does not parse ({exc.msg}, line {exc.lineno})"
         raise _not_applying(mutant, why) from None
@@ -152,6 +163,13 @@ def _function_span(mutant: Mutant, source: str) -> tuple[int, int]:
     start = sum(len(line) for line in lines[: first - 1])
     end = sum(len(line) for line in lines[: node.end_lineno])
     return start, end
+
+
+@functools.lru_cache(maxsize=8)
+def _tree(source: str) -> ast.Module:
+    """``source`` parsed, once per text: every mutant's first edit is made in the reference's own
+    text (the tree is only read)."""
+    return ast.parse(source)
 
 
 def _definition(body: list[ast.stmt], name: str, kinds: Any) -> Any:

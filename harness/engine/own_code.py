@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
-from types import ModuleType
+from types import CodeType, ModuleType
 
 from harness.engine.course import REFERENCE_PYTHON, Module, load_course
 from harness.engine.target import InProcessTarget
@@ -27,12 +27,17 @@ def load_reference(module: Module) -> ModuleType:
 
 def module_from_source(name: str, source: str, filename: str) -> ModuleType:
     """Execute ``source`` as a fresh module ``name`` (not registered under the real name)."""
+    return module_from_code(name, compile(source, filename, "exec"))
+
+
+def module_from_code(name: str, code: CodeType) -> ModuleType:
+    """Execute compiled ``code`` as a fresh module ``name``; its ``__file__`` is the code's file name."""
     ensure_reference_path()
+    filename = code.co_filename
     spec = importlib.util.spec_from_loader(name, loader=None, origin=filename)
     assert spec is not None, "without a loader, spec_from_loader always makes a spec"
     mod = importlib.util.module_from_spec(spec)
     mod.__file__ = filename
-    code = compile(source, filename, "exec")
     sys.modules[name] = mod
     try:
         exec(code, mod.__dict__)  # noqa: S102 - our own reference or mutant source

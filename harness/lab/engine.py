@@ -27,8 +27,8 @@ from typing import Any
 
 from harness.catalogs.metadata import collect
 from harness.engine.course import Module, load_course
-from harness.engine.mutants import Edit, Mutant, apply, load_mutants
-from harness.engine.own_code import module_from_source, reference_source, reference_target
+from harness.engine.mutants import Edit, Mutant, apply, load_mutants, mutant_code
+from harness.engine.own_code import module_from_code, reference_source, reference_target
 from harness.engine.results import RunResult
 from harness.engine.runner import run_case, run_catalog
 from harness.engine.seeding import cases_from
@@ -50,8 +50,8 @@ def mutant_source(mutant: Mutant, module: Module) -> str:
 
 
 def mutant_target(mutant: Mutant, module: Module) -> InProcessTarget:
-    source = mutant_source(mutant, module)
-    mod = module_from_source(f"ol_mutant_{mutant.id}", source, f"<mutant {mutant.id}: {module.file}>")
+    code = mutant_code(mutant, reference_source(module))
+    mod = module_from_code(f"ol_mutant_{mutant.id}", code)
     return InProcessTarget(f"mutant {mutant.id}", mod, module.functions, load_course().returns)
 
 
