@@ -78,9 +78,10 @@ def shown_command(name: str) -> str:
     return f"python3 bench/floor.py {args}" if name == FLOOR else f"ol {args}"
 
 
-def run_once(name: str, args: list[str], tmp: str, subs: str, expected: int = 0) -> tuple[float, float]:
-    """(wall seconds, peak resident MB) of one fresh process; the peak is the largest of the
-    process and each child it waited for (a lab's or a grading run's jobs included)."""
+def run_once(name: str, args: list[str], tmp: str, subs: str,
+             expected: int = 0) -> tuple[float, float, float]:
+    """(wall seconds, CPU seconds, peak resident MB) of one fresh process: the CPU is the process's
+    and its children's (a lab's or a grading run's jobs included), the peak the largest of them."""
     head = [sys.executable, str(ROOT / "bench" / "floor.py")] if name == FLOOR else \
         [sys.executable, "-m", "harness"]
     out = tempfile.mkdtemp(prefix=f"{name}-", dir=tmp)
@@ -97,7 +98,7 @@ def run_once(name: str, args: list[str], tmp: str, subs: str, expected: int = 0)
     if name.startswith("lab"):
         LAB_COMPUTE.setdefault(name, []).append(lab_compute(Path(out)))
     shutil.rmtree(out)
-    return elapsed, usage.ru_maxrss / 1024  # Linux reports kilobytes
+    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024  # Linux: kilobytes
 
 
 LAB_COMPUTE: dict[str, list[tuple[float, float, int]]] = {}
@@ -155,22 +156,25 @@ def main() -> int:
         n for n in COMMANDS if n in opts.only or any(n in GROUPS[g] for g in opts.only if g in GROUPS)]
     times: dict[str, list[float]] = {name: [] for name in names}
     peaks: dict[str, list[float]] = {name: [] for name in names}
+    cpus: dict[str, list[float]] = {name: [] for name in names}
     with tempfile.TemporaryDirectory() as tmp:
         subs = make_submissions(tmp)
         for _ in range(opts.repeat):
             for name in names:
-                seconds, peak = run_once(name, COMMANDS[name], tmp, subs, EXIT_CODES.get(name, 0))
+                seconds, cpu, peak = run_once(name, COMMANDS[name], tmp, subs, EXIT_CODES.get(name, 0))
                 times[name].append(seconds)
+                cpus[name].append(cpu)
                 peaks[name].append(peak)
         mutmut = mutmut_figures(tmp) if opts.mutmut else None
     med = {name: statistics.median(v) for name, v in times.items()}
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
     print(f"medians of {opts.repeat} runs, interleaved (wall seconds, fresh process each)\n")
-    print("| command | median s | runs | peak MB |")
-    print("|---|---|---|---|")
+    print("| command | median s | runs | median CPU s | peak MB |")
+    print("|---|---|---|---|---|")
     for name in names:
         runs = ", ".join(f"{t:.2f}" for t in times[name])
-        print(f"| `{shown_command(name)}` | {med[name]:.2f} | {runs} | {max(peaks[name]):.0f} |")
+        print(f"| `{shown_command(name)}` | {med[name]:.2f} | {runs} | {statistics.median(cpus[name]):.2f} "
+              f"| {max(peaks[name]):.0f} |")
     print()
     for a, b, label, target in RATIOS:
         if a in med and b in med:
