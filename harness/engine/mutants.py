@@ -116,7 +116,7 @@ def _applied(mutant: Mutant, source: str) -> tuple[str, CodeType]:
     if text == source:
         raise _not_applying(mutant, "its edits leave the source unchanged")
     try:
-        code = compile(text, f"<mutant {mutant.id}: {mutant.file}>", "exec", dont_inherit=True)
+        code = compile(text, f"<mutant {mutant.id}: {mutant.file}>", "exec")
     except SyntaxError as exc:
         why = f"the edited source does not parse ({exc.msg}, line {exc.lineno})"
         raise _not_applying(mutant, why) from None
