@@ -47,8 +47,15 @@ def main(argv: list[str]) -> int:
         return 2
     changed = 0
     for before, after in zip(argv[::2], argv[1::2], strict=True):
-        found = differences(verdicts(Path(before)), verdicts(Path(after)))
-        cells = sum(len(m["outcomes"]) for m in verdicts(Path(after))["mutants"].values())
+        try:
+            old, new = verdicts(Path(before)), verdicts(Path(after))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            print(f"same_verdicts: cannot read {before} and {after} as lab JSON ({type(exc).__name__}: "
+                  f"{exc}); give the lab-MODULE.json files that `ol lab MODULE --out DIR` writes",
+                  file=sys.stderr)
+            return 2
+        found = differences(old, new)
+        cells = sum(len(m["outcomes"]) for m in new["mutants"].values())
         print(f"{after}: {'same verdicts' if not found else f'{len(found)} differences'} "
               f"({cells} cells)")
         for line in found[:20]:
