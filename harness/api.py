@@ -31,7 +31,7 @@ from harness.engine.requests import (
     LabRequest,
     OwnTestsRequest,
 )
-from harness.engine.seeding import FRESH, resolve_seed
+from harness.engine.seeding import FRESH
 
 if TYPE_CHECKING:
     from harness.audit.mutmut_result import MutmutAudit
@@ -64,8 +64,7 @@ def lab(request: LabRequest,
     """The kill matrix of the request's module."""
     from harness.lab.engine import run_lab
 
-    return run_lab(request.module_id, request.jobs, progress, exhaustive=request.exhaustive,
-                   seed=request.seed)
+    return run_lab(request, progress)
 
 
 def audit_mutmut(request: AuditRequest,
@@ -91,8 +90,7 @@ def gate(request: GateRequest,
     from harness.gate.engine import run_gate
 
     ws = resolve_workspace(request.workspace)
-    return run_gate(request.milestone, ws, request.ref_deps, None, on_module,
-                    seed=resolve_seed(request.seed))
+    return run_gate(request, ws, on_module)
 
 
 def grade(request: GradeRequest, events: GradeEvents | None = None) -> GradeOutcome:

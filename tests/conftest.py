@@ -64,9 +64,10 @@ def pytest_unconfigure(config) -> None:
 @pytest.fixture(scope="session")
 def real_lab():
     """One real ``run_lab("M07.6")`` shared by every test that needs the whole kill matrix."""
+    from harness.engine.requests import LabRequest
     from harness.lab.engine import run_lab
 
-    return run_lab("M07.6", jobs=2)
+    return run_lab(LabRequest("M07.6", jobs=2))
 
 
 @pytest.fixture(scope="session")
@@ -76,6 +77,7 @@ def module_lab(request):
     Each module's lab runs the first time a test asks for it (deselected modules cost nothing);
     M07.6's is ``real_lab`` itself, so the suite never runs a module's lab twice.
     """
+    from harness.engine.requests import LabRequest
     from harness.lab.engine import run_lab
 
     labs = {}
@@ -83,7 +85,7 @@ def module_lab(request):
     def lab_of(module_id: str):
         if module_id not in labs:
             labs[module_id] = (request.getfixturevalue("real_lab") if module_id == "M07.6"
-                               else run_lab(module_id, jobs=2))
+                               else run_lab(LabRequest(module_id, jobs=2)))
         return labs[module_id]
 
     return lab_of

@@ -25,6 +25,7 @@ from harness.audit.mutmut_result import MutmutAudit, MutmutRow
 from harness.audit.power_result import MutantPower, PowerAudit, TestPower
 from harness.engine.check import CheckRequest, run_check
 from harness.engine.course import REFERENCE_DIR, load_course
+from harness.engine.requests import GateRequest
 from harness.engine.results import Kind, Outcome, RunResult, TestResult
 from harness.engine.serial import TYPE_KEY, read_result
 from harness.engine.workspace import Workspace
@@ -88,7 +89,7 @@ def test_a_gate_with_a_failure_and_a_block_round_trips(tmp_path):
     source = categorical.read_text()
     assert "if u < running:" in source
     categorical.write_text(source.replace("if u < running:", "if u <= running:"))
-    result = run_gate("MS-P6", Workspace(root))
+    result = run_gate(GateRequest("MS-P6", str(root), seed=None), Workspace(root))
     assert [m.status for m in result.modules] == ["pass", "fail", "blocked"]
     data = through_json(result, GateResult)
     assert (data[TYPE_KEY], data["format_version"], data["kind"]) == ("GateResult", 1, "ol-gate")

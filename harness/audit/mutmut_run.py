@@ -211,12 +211,13 @@ def _rows(module: Module, mutants: list, meta: dict, matrix: dict, covering: dic
 
 def _lab(module_id: str, jobs: int, say: Callable[[str], None]) -> dict[str, Any]:
     """``ol lab`` (hand-written mutants, full matrix) timed in the same run, for its cost per mutant."""
+    from harness.engine.requests import LabRequest
     from harness.lab.engine import run_lab
 
     say(f"ol lab {module_id} on the same machine, for the cost per mutant")
     cpu0 = cpu_seconds() + cpu_seconds(resource.RUSAGE_SELF)
     try:
-        result = run_lab(module_id, jobs)
+        result = run_lab(LabRequest(module_id, jobs=jobs))
     except HarnessError as exc:
         return {"error": exc.message}
     cpu = cpu_seconds() + cpu_seconds(resource.RUSAGE_SELF) - cpu0

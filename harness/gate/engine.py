@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from harness.engine.course import Course, Module, load_course
+from harness.engine.requests import GateRequest
 from harness.engine.results import RunResult
 from harness.engine.serial import reading, rerun_command, tagged, untag
 from harness.engine.workspace import Workspace, module_state
@@ -211,14 +212,14 @@ def check_one(module: Module, ws: Workspace, ref_deps: bool, limits: Limits | No
                       duration_s=time.perf_counter() - start)
 
 
-def run_gate(milestone: str, ws: Workspace, ref_deps: bool = False, limits: Limits | None = None,
+def run_gate(request: GateRequest, ws: Workspace,
              on_module: Callable[[ModuleGate], None] | None = None,
-             seed: int | None = None) -> GateResult:
-    """Every module of ``milestone`` in dependency order, each on the cases of ``seed`` (None:
-    the public cases); blocked ones are not run."""
-    from harness.engine.seeding import check_request_seed
+             limits: Limits | None = None) -> GateResult:
+    """Every module of the request's milestone in dependency order, each on the cases of its
+    seed (drawn now if it is ``FRESH``; None: the public cases); blocked ones are not run."""
+    from harness.engine.seeding import resolve_seed
 
-    check_request_seed(seed, fresh=False)
+    milestone, ref_deps, seed = request.milestone, request.ref_deps, resolve_seed(request.seed)
     course = load_course()
     start = time.perf_counter()
     done: dict[str, ModuleGate] = {}

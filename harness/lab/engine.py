@@ -29,6 +29,7 @@ from harness.catalogs.metadata import collect
 from harness.engine.course import Module, load_course
 from harness.engine.mutants import Edit, Mutant, apply, load_mutants, mutant_code
 from harness.engine.own_code import module_from_code, reference_source, reference_target
+from harness.engine.requests import LabRequest
 from harness.engine.results import RunResult
 from harness.engine.runner import run_case, run_catalog
 from harness.engine.seeding import cases_from
@@ -237,11 +238,9 @@ def _check_all_apply(mutants: list[Mutant], module: Module) -> None:
             raise VerdictFailure(exc.message, exc.hint) from None
 
 
-def run_lab(module_id: str, jobs: int | None = None,
-            progress: Callable[[int, int, str], None] | None = None,
-            exhaustive: bool = False, test_limit_s: float = LAB_TEST_LIMIT_S,
-            seed: int | None = None) -> LabResult:
-    """The reference, then every mutant of ``module_id``, each against the whole catalog.
+def run_lab(request: LabRequest, progress: Callable[[int, int, str], None] | None = None,
+            test_limit_s: float = LAB_TEST_LIMIT_S) -> LabResult:
+    """The reference, then every mutant of the request's module, each against the whole catalog.
 
     ``exhaustive`` runs every cell of the matrix; otherwise the cells of tests that never reach
     the mutated function are ``not_run``, known from the reference's coverage to be the
@@ -250,6 +249,7 @@ def run_lab(module_id: str, jobs: int | None = None,
     Every run is on the cases of ``seed`` (None: the public cases); the coverage is measured on
     those same cases, so its deduction holds for them.
     """
+    module_id, jobs, exhaustive, seed = request.module_id, request.jobs, request.exhaustive, request.seed
     start = time.perf_counter()
     module = load_course().module(module_id)
     mutants = load_mutants(module_id)

@@ -14,6 +14,7 @@ import harness.engine.mutants as mutants_mod
 from harness.cli import main
 from harness.engine.course import load_course
 from harness.engine.mutants import load_mutants
+from harness.engine.requests import LabRequest
 from harness.errors import VerdictFailure
 from harness.lab.engine import minimal_cover, run_lab
 
@@ -98,7 +99,7 @@ def test_a_surviving_mutant_fails_the_lab(library, capsys):
         'description = "The copy is dropped (equivalent here)."\n'
         'designated = ["test_residual_when_p_equals_q"]\nhint = "Compare objects."\n'
         '[[edit]]\nfind = "return p_arr.copy()"\nreplace = "return p_arr"\n')
-    result = run_lab("M07.6", jobs=1)
+    result = run_lab(LabRequest("M07.6", jobs=1))
     assert result.verdict == "fail"
     survivor = next(r for r in result.rows if r.mutant.id == "s90")
     assert not survivor.killed
@@ -109,7 +110,7 @@ def test_a_mutant_that_no_longer_applies_stops_the_lab(library, capsys):
     text = (library / "s01.toml").read_text()
     (library / "s01.toml").write_text(text.replace("u < p_x / q_x", "u < p_x / q_x  # gone"))
     with pytest.raises(VerdictFailure) as info:
-        run_lab("M07.6", jobs=1)
+        run_lab(LabRequest("M07.6", jobs=1))
     assert "s01" in info.value.message
     assert main(["lab", "M07.6", "--jobs", "1"]) == 1
     err = capsys.readouterr().err
@@ -122,7 +123,7 @@ def test_coverage_deduction_gives_the_exhaustive_matrix(module_id, module_lab):
     """The cells the default lab does not run (``not_run``) pass when every test is run, and
     every other cell is the same: the same kills."""
     fast = module_lab(module_id)
-    full = run_lab(module_id, jobs=2, exhaustive=True)
+    full = run_lab(LabRequest(module_id, jobs=2, exhaustive=True))
     assert {r.mutant.id: r.killed_by for r in fast.rows} == {r.mutant.id: r.killed_by for r in full.rows}
     assert all(not r.not_run for r in full.rows)
     for quick, every in zip(fast.rows, full.rows, strict=True):

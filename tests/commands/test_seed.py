@@ -21,7 +21,7 @@ from harness.cli import main
 from harness.engine import seeding
 from harness.engine.check import CheckRequest, run_check
 from harness.engine.course import REFERENCE_PYTHON
-from harness.engine.requests import GateRequest
+from harness.engine.requests import GateRequest, LabRequest
 from harness.engine.results import RunResult
 from harness.engine.seeding import resolve_seed
 from harness.errors import HarnessError
@@ -274,8 +274,8 @@ def test_the_lab_on_a_seed_runs_every_cell_on_it_and_records_it(two_mutants, lab
 def test_the_lab_forked_on_a_seed_and_exhaustive_gives_the_same_matrix(two_mutants, tmp_path):
     from harness.lab.engine import run_lab
 
-    forked = run_lab("M07.6", jobs=2, seed=SEED)
-    full = run_lab("M07.6", jobs=1, exhaustive=True, seed=SEED)
+    forked = run_lab(LabRequest("M07.6", jobs=2, seed=SEED))
+    full = run_lab(LabRequest("M07.6", jobs=1, exhaustive=True, seed=SEED))
     assert forked.seed == full.seed == SEED
     assert forked.jobs == 2  # forked processes
     assert {r.mutant.id: r.run.seed for r in forked.rows} == {"s01": SEED, "s02": SEED}

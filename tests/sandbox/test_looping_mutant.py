@@ -11,6 +11,7 @@ import pytest
 
 import harness.engine.mutants
 from harness.engine.check import CheckRequest, run_check
+from harness.engine.requests import LabRequest
 from harness.engine.results import Outcome
 from harness.lab.engine import run_lab
 from harness.sandbox.isolated import Limits
@@ -45,7 +46,7 @@ def library(tmp_path, monkeypatch):
 @pytest.mark.slow
 def test_the_lab_finishes_with_the_looping_cells_timed_out(library):
     start = time.monotonic()
-    lab = run_lab("M07.6", jobs=2, test_limit_s=1.0)
+    lab = run_lab(LabRequest("M07.6", jobs=2), test_limit_s=1.0)
     row = {r.mutant.id: r for r in lab.rows}["x98"]
     outcomes = {t.name: t.outcome for t in row.run.tests}
     timed_out = [name for name, outcome in outcomes.items() if outcome is Outcome.TIMEOUT]
