@@ -83,7 +83,7 @@ def grade_shipped(request: dict[str, Any], files: dict[str, bytes], budget: floa
     return clean(renamed(row, str(root), request["id"]))
 
 
-def _client(scheduler: str | None, workers: int):
+def _client(scheduler: str | None, workers: int, scratch: str):
     try:
         from distributed import Client, LocalCluster
     except ImportError:
@@ -96,38 +96,49 @@ def _client(scheduler: str | None, workers: int):
             raise HarnessError(f"cannot reach the Dask scheduler at {scheduler}: {exc}",
                                "check the address (tcp://HOST:8786) and that it is running"
                                ) from None
+    # The workers' scratch space (``dask-scratch-space`` and its lock files) in a run folder of
+    # ours, removed afterwards, instead of the machine's temporary directory, where it stayed.
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                           dashboard_address=None)
+                           dashboard_address=None, local_directory=scratch)
     return Client(cluster), cluster
 
 
 def run_dask(module: Module, jobs: list, settings: dict[str, Any], scheduler: str | None,
              workers: int, done) -> None:
     """Every job as one task; ``done`` is called here, in this thread, as results come back."""
+    import dask
     from distributed import as_completed
 
-    client, cluster = _client(scheduler, workers)
-    budget = settings["submission_timeout_s"]
+    from harness.sandbox.fs import remove_tree
+    from harness.sandbox.rundirs import run_dir
+
+    scratch = run_dir("dask")
     try:
-        client.register_plugin(SlotKeeper(module.id), name=PLUGIN_NAME)
-        futures: dict[Any, Any] = {}  # a Dask future: its job
-        for job in jobs:
-            request = job.request(module.id, settings, "")
-            future = client.submit(grade_shipped, request, job.files, budget, pure=False,
-                                   key=f"ol-grade-{job.digest[:12]}-{len(futures)}")
-            futures[future] = job
-        for future in as_completed(list(futures)):
-            job = futures[future]
-            try:
-                row = future.result()
-            except Exception as exc:  # noqa: BLE001 - a lost task is the harness's problem
-                row = {"verdict": "internal", "passed": 0, "failed": 0, "tests": {},
-                       "message": f"the Dask task failed: {type(exc).__name__}: {exc}",
-                       "time_s": 0.0}
-            done(job, row)
+        with dask.config.set({"temporary-directory": str(scratch)}):
+            client, cluster = _client(scheduler, workers, str(scratch))
+        budget = settings["submission_timeout_s"]
+        try:
+            client.register_plugin(SlotKeeper(module.id), name=PLUGIN_NAME)
+            futures: dict[Any, Any] = {}  # a Dask future: its job
+            for job in jobs:
+                request = job.request(module.id, settings, "")
+                future = client.submit(grade_shipped, request, job.files, budget, pure=False,
+                                       key=f"ol-grade-{job.digest[:12]}-{len(futures)}")
+                futures[future] = job
+            for future in as_completed(list(futures)):
+                job = futures[future]
+                try:
+                    row = future.result()
+                except Exception as exc:  # noqa: BLE001 - a lost task is the harness's problem
+                    row = {"verdict": "internal", "passed": 0, "failed": 0, "tests": {},
+                           "message": f"the Dask task failed: {type(exc).__name__}: {exc}",
+                           "time_s": 0.0}
+                done(job, row)
+        finally:
+            with contextlib.suppress(Exception):
+                client.unregister_worker_plugin(PLUGIN_NAME)
+            client.close()
+            if cluster is not None:
+                cluster.close()
     finally:
-        with contextlib.suppress(Exception):
-            client.unregister_worker_plugin(PLUGIN_NAME)
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        remove_tree(scratch)

@@ -266,3 +266,22 @@ def test_grading_through_a_dask_cluster(tmp_path, capsys):
     assert found["buggy"]["tests"]["test_accept_is_strict"] == "failed"
     assert str(tmp_path) not in found["syntax"]["message"]  # no worker's temporary path
     assert "syntax error in python/tinyllm/prob/rejection.py" in found["syntax"]["message"]
+
+
+def test_the_local_dask_cluster_leaves_nothing_in_the_temporary_directory(tmp_path, monkeypatch):
+    """``--executor dask`` without ``--scheduler`` starts a LocalCluster; its workers' scratch
+    space (``dask-scratch-space`` and its lock files) lives in a run folder of ol's, removed
+    afterwards, not in the machine's temporary directory, where it used to stay."""
+    pytest.importorskip("distributed")
+    import tempfile
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    folder = tmp_path / "subs"
+    submission(folder, "correct")
+    assert grade(folder, tmp_path / "book", "--executor", "dask", "--jobs", "1",
+                 "--seed", "public") == 0
+    assert rows(tmp_path / "book")["correct"]["verdict"] == "pass"
+    assert sorted(os.listdir(scratch)) == []
