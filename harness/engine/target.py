@@ -421,12 +421,13 @@ class InProcessTarget(Target):
                 mutated = [i for i, a in enumerate(args) if type(a) is list and changed(passed[i], a)]
             if status == RETURNED and not mutated:
                 kind = type(value)
-                types = (kind, *map(type, value)) if kind is tuple and len(value) <= 8 else kind
-                plain = plain_by_types.get(types)
-                if plain is None:
+                if kind is tuple and len(value) > 8:  # a long tuple: decided on its own
                     plain = _plain(value) and fits(value)
-                    if types is not tuple:  # a long tuple's verdict is its own
-                        plain_by_types[types] = plain
+                else:
+                    types = (kind, *map(type, value)) if kind is tuple else kind
+                    plain = plain_by_types.get(types)
+                    if plain is None:
+                        plain = plain_by_types[types] = _plain(value) and fits(value)
                 if plain:
                     append(Result(args, value=value))
                     continue

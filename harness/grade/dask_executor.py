@@ -83,7 +83,7 @@ def grade_shipped(request: dict[str, Any], files: dict[str, bytes], budget: floa
     return clean(renamed(row, str(root), request["id"]))
 
 
-def _client(scheduler: str | None, workers: int, scratch: str):
+def _client(scheduler: str | None, workers: int):
     try:
         from distributed import Client, LocalCluster
     except ImportError:
@@ -96,10 +96,8 @@ def _client(scheduler: str | None, workers: int, scratch: str):
             raise HarnessError(f"cannot reach the Dask scheduler at {scheduler}: {exc}",
                                "check the address (tcp://HOST:8786) and that it is running"
                                ) from None
-    # The workers' scratch space (``dask-scratch-space`` and its lock files) in a run folder of
-    # ours, removed afterwards, instead of the machine's temporary directory, where it stayed.
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                           dashboard_address=None, local_directory=scratch)
+                           dashboard_address=None)
     return Client(cluster), cluster
 
 
@@ -114,8 +112,10 @@ def run_dask(module: Module, jobs: list, settings: dict[str, Any], scheduler: st
 
     scratch = run_dir("dask")
     try:
+        # A local cluster's scratch space (``dask-scratch-space`` and its lock files) goes in a
+        # run folder of ours, removed below, not in the machine's temporary directory.
         with dask.config.set({"temporary-directory": str(scratch)}):
-            client, cluster = _client(scheduler, workers, str(scratch))
+            client, cluster = _client(scheduler, workers)
         budget = settings["submission_timeout_s"]
         try:
             client.register_plugin(SlotKeeper(module.id), name=PLUGIN_NAME)

@@ -99,7 +99,8 @@ def test_the_default_is_one_fresh_seed_for_every_module_in_every_report(tmp_path
         assert props["seed"] == str(FRESH) and props["gate_replay"] == replay
         assert props["replay"] == f"ol check {suite.get('name')} --workspace {root} --seed {FRESH}"
     # As a reader sees the Markdown: the report escapes it (a "_" in the path is "\\_" there).
-    markdown_it = pytest.importorskip("markdown_it")
+    import markdown_it  # the test extra's
+
     page = markdown_it.MarkdownIt("commonmark").enable("table").render(
         (tmp_path / "gate" / "gate.md").read_text())
     assert html.escape(line, quote=False) in page
