@@ -76,7 +76,9 @@ def memory_bomb():
 
 
 def fork_children():
-    """50 sleeping children that ignore SIGTERM; every tenth a daemon (new session, double fork)."""
+    """50 sleeping children that ignore SIGTERM; every tenth a daemon (new session, double fork),
+    with the worker's subreaper flag cleared first, so an orphan goes as far up as it can."""
+    ctypes.CDLL(None).prctl(36, 0, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER off
     r, w = os.pipe()
     for i in range(50):
         if os.fork() == 0:

@@ -14,7 +14,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.engine.uniforms import RecordingSource
+from harness.engine.uniforms import passes_a_source
 
 
 @dataclass
@@ -33,12 +33,6 @@ class Batch:
         return len(self.results)
 
 
-def _has_source(calls: list[tuple], kwargs: dict) -> bool:
-    if any(isinstance(v, RecordingSource) for v in kwargs.values()):
-        return True
-    return any(isinstance(a, RecordingSource) for args in calls for a in args)
-
-
 class Recorder:
     """The batches of the current test; ``keep`` moves them to the failing tests' record."""
 
@@ -52,7 +46,7 @@ class Recorder:
         if self._calls >= self.max_calls:
             return None  # enough to compare with; a longer test is not recorded further
         self._calls += len(calls)
-        sourced = _has_source(calls, kwargs)
+        sourced = passes_a_source(calls, kwargs)
         if sourced:
             calls, kwargs = copy.deepcopy((calls, kwargs))
         batch = Batch(fn, calls, dict(kwargs), sourced)

@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from harness.engine.uniforms import RecordingSource, draw_count
+from harness.engine.uniforms import RecordingSource, draw_count, passes_a_source
 from harness.sandbox.codec import Handle, Opaque, RemoteError, Reply
 from harness.sandbox.frames import Files, exactly
 from harness.sandbox.invoke import RETURNED, answer, call, changed, invoke, own_copy
@@ -81,7 +81,7 @@ class TargetTimedOut(TargetEscape):
 IN_PROCESS_PASSTHROUGH = (TargetEscape, KeyboardInterrupt)
 
 
-@dataclass
+@dataclass(slots=True)
 class Result:
     """One call of ``Target.map``: the arguments, and the value or the (rebuilt) exception."""
 
@@ -265,8 +265,7 @@ class Target:
         """
         calls = list(calls)
         fits = _checker(self.returns.get(fn, "any"))
-        sourced = self.replays_draws and any(
-            isinstance(a, RecordingSource) for args in (*calls, tuple(kwargs.values())) for a in args)
+        sourced = self.replays_draws and passes_a_source(calls, kwargs)
         common: dict[int, bool] = {}  # per reply object: a worker sends a repeated reply once
         results: list[Result] = []
         failed: list[ContractViolation | TargetEscape] = []
@@ -277,18 +276,19 @@ class Target:
             start, received = received, received + len(replies)
             if failed or received > len(calls):
                 return  # the count is checked once the batch is complete
+            append, known = results.append, common.get
             try:
                 for args, reply in zip(calls[start:received], replies, strict=True):
-                    plain = common.get(id(reply))
+                    plain = known(id(reply))
                     if plain is None:
                         plain = common[id(reply)] = (
-                            reply.status == "returned"
+                            not sourced and reply.status == "returned"
                             and not (reply.mutated or reply.aliased or reply.draws)
                             and fits(reply.value))
-                    if plain and not sourced:
-                        results.append(Result(args, value=reply.value))  # the common case, checked
+                    if plain:
+                        append(Result(args, reply.value))  # the common case, checked
                     else:
-                        results.append(self._check(fn, args, kwargs, reply))
+                        append(self._check(fn, args, kwargs, reply))
             except (ContractViolation, TargetEscape) as exc:
                 failed.append(exc)
 

@@ -309,6 +309,9 @@ def plain_key(value: Any) -> Any:
     if cls in _KEYED_FLOATS:
         return None if math.isnan(value) else (cls, value.hex())
     if cls is tuple and len(value) <= 4:
+        kinds = tuple(map(type, value))
+        if _KEYED.issuperset(kinds):  # (2, True): the common answer, keyed without a loop
+            return (tuple, kinds, value)
         key: list = [tuple]  # flat: (tuple, class, value, class, value, ...)
         for item in value:
             kind = type(item)

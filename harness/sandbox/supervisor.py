@@ -217,10 +217,11 @@ class Supervised:
             return "the worker was killed by SIGKILL", f"the CPU time limit of {limits.cpu_s} s"
         return describe_death(returncode, limits)
 
-    def sweep(self, root: int | None = None) -> None:
-        """Kill what runs below ``root`` (default: the process); the process itself stays."""
+    def sweep(self, root: int | None = None, contained: bool = False) -> None:
+        """Kill what runs below ``root`` (default: the process); the process itself stays.
+        ``contained``: ``root`` is PID 1 of a PID namespace (``proctree.has_strays``)."""
         root = self.pid if root is None else root
-        if proctree.has_strays(root, self.pid):
+        if proctree.has_strays(root, self.pid, contained):
             proctree.reap(proctree.kill_tree(root, include_root=False), time.monotonic() + 5.0)
 
     def kill(self) -> None:
@@ -359,6 +360,7 @@ class WorkerProcess:
         self.process, self.conn = self.peer.process, self.peer.conn
         self.started = self.process.started
         self.root = self.process.pid  # until ``find_root`` knows better
+        self.contained = False  # whether ``root`` is PID 1 of a PID namespace of its own
         self._view = memoryview(self._map)
         self.progress = self._view.cast("q")
 
@@ -393,10 +395,11 @@ class WorkerProcess:
                 pid = self.process.pid
                 children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
                 self.root = int(children[0])
+                self.contained = True
 
     def sweep(self) -> None:
         """Kill what the calls left running below the worker; the worker itself stays."""
-        self.process.sweep(self.root)
+        self.process.sweep(self.root, self.contained)
 
     def kill(self) -> None:
         """Kill the whole tree, reap it, release every resource. Idempotent."""
