@@ -404,19 +404,27 @@ class InProcessTarget(Target):
         # Whether a plain result fits its kind follows from its types alone (a number, a short
         # tuple of numbers): decided once per type signature in the batch, not once per call.
         plain_by_types: dict[Any, bool] = {}
+        fitting: set[type] = set()  # the number classes among them found plain and of the kind
+        # A batch whose arguments are all immutable (a method's receiver aside): told in one pass
+        # over their classes, then no call is looked at again (a generator's 20000 draws).
+        immutable = _immutable_batch(calls, own)
         for args in calls:
-            plain_args = args[1:] if own is not None and args and type(args[0]) is own else args
             passed, mutated = args, []
-            if not all(type(a) in _IMMUTABLE_ARGS for a in plain_args):
-                if not all(type(a) in _IMMUTABLE_ARGS or _numbers(a) for a in plain_args):
-                    try:
-                        append(super()._map(fn, [args])[0])
-                    except ContractViolation as exc:
-                        exc.results = results
-                        raise
-                    continue
-                passed = tuple(list(a) if type(a) is list else a for a in args)
+            if not immutable:
+                plain_args = args[1:] if own is not None and args and type(args[0]) is own else args
+                if not all(type(a) in _IMMUTABLE_ARGS for a in plain_args):
+                    if not all(type(a) in _IMMUTABLE_ARGS or _numbers(a) for a in plain_args):
+                        try:
+                            append(super()._map(fn, [args])[0])
+                        except ContractViolation as exc:
+                            exc.results = results
+                            raise
+                        continue
+                    passed = tuple(list(a) if type(a) is list else a for a in args)
             status, value = call(func, passed, {}, IN_PROCESS_PASSTHROUGH)
+            if status is RETURNED and passed is args and type(value) in fitting:
+                append(Result(args, value))  # the common case: a number of a class already checked
+                continue
             if passed is not args:
                 mutated = [i for i, a in enumerate(args) if type(a) is list and changed(passed[i], a)]
             if status == RETURNED and not mutated:
@@ -428,8 +436,10 @@ class InProcessTarget(Target):
                     plain = plain_by_types.get(types)
                     if plain is None:
                         plain = plain_by_types[types] = _plain(value) and fits(value)
+                        if plain and kind is not tuple:
+                            fitting.add(kind)
                 if plain:
-                    append(Result(args, value=value))
+                    append(Result(args, value))
                     continue
             reply = answer(status, value, passed, self._files)
             reply.mutated = mutated
@@ -482,6 +492,16 @@ def _own_file(module: ModuleType) -> Files | None:
 # that cannot share memory with anything: ``InProcessTarget.map`` checks only these on its lean path.
 _IMMUTABLE_ARGS = frozenset({float, int, bool, tuple, str, type(None), np.float64, np.int64})
 _PLAIN_SCALARS = frozenset({float, int, bool, np.float64, np.int64, np.bool_})
+
+
+def _immutable_batch(calls: Sequence[tuple], own: type | None) -> bool:
+    """Whether every argument of every call is of an immutable class, a receiver of the module's
+    own class ``own`` (first, for a method) aside: the lean path's test, for a whole batch at once."""
+    if own is None:
+        return {type(a) for args in calls for a in args} <= _IMMUTABLE_ARGS
+    firsts = {type(args[0]) for args in calls if args}
+    firsts.discard(own)
+    return firsts <= _IMMUTABLE_ARGS and {type(a) for args in calls for a in args[1:]} <= _IMMUTABLE_ARGS
 
 
 def _numbers(value: Any) -> bool:

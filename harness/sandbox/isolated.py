@@ -403,7 +403,7 @@ def _frames(rid: int, fn: str, calls: Sequence[tuple], kwargs: dict) -> Iterator
                                "kwargs": {str(k): arg(v) for k, v in kwargs.items()}}
     known, known_values, step, piece = 0, 0, FIRST_PIECE, []
     for args in calls:
-        piece.append([a if type(a) in _JSON_SCALARS else arg(a) for a in args])
+        piece.append([a if type(a) in _JSON_SCALARS else refs.get(id(a)) or arg(a) for a in args])
         if len(piece) >= step or size >= FRAME_BYTES:
             yield frame(message, piece)
             known, known_values, step, piece, size = len(shared), len(values), PIECE, [], 0

@@ -192,3 +192,48 @@ def test_a_list_of_numbers_gets_a_copy_and_an_edit_in_place_is_the_same_violatio
         with pytest.raises(ContractViolation, match=re.escape(words)):
             run(fn)
         assert xs == [1.0, 2.0], "the caller's list is never the one the call gets"
+
+
+BATCH_CALLS = '''
+import numpy as np
+
+class Acc:
+    def add(self, x):
+        if type(x) is list:
+            x[0] = 9.0
+        return 1
+
+def maybe_bump(x):
+    if type(x) is list:
+        x[0] = 9.0
+    return 1
+
+def count(i):
+    return [1, 2, 3, 4.0, np.int64(5)][i]
+'''
+
+
+def test_a_batch_is_lean_only_if_every_call_is_and_every_result_is_checked():
+    """The lean path tells a batch of immutable arguments in one pass over their classes, and
+    keeps the number classes it found of the promised kind: one list among many numbers, or one
+    result of another class late in a batch, is still the violation it is on its own."""
+    from harness.engine.target import ContractViolation
+
+    module = types.ModuleType("batch_calls")
+    exec(compile(BATCH_CALLS, "batch_calls.py", "exec"), module.__dict__)  # noqa: S102
+    target = InProcessTarget("batch", module, ("maybe_bump", "count", "Acc.add"),
+                             {"maybe_bump": "int", "count": "int", "Acc.add": "int"})
+    xs = [1.0, 2.0]
+    assert [r.value for r in target.map("maybe_bump", [(1.0,)] * 50)] == [1] * 50
+    with pytest.raises(ContractViolation, match=r"maybe_bump\(\[1.0, 2.0\]\) modified argument 1"):
+        target.map("maybe_bump", [*[(1.0,)] * 50, (xs,)])
+    acc = module.Acc()
+    assert [r.value for r in target.map("Acc.add", [(acc, 1.0)] * 50)] == [1] * 50
+    with pytest.raises(ContractViolation, match="modified argument 2 in place"):
+        target.map("Acc.add", [*[(acc, 1.0)] * 50, (acc, xs)])
+    assert xs == [1.0, 2.0]
+    assert [r.value for r in target.map("count", [(0,), (1,), (2,)])] == [1, 2, 3]
+    with pytest.raises(ContractViolation, match="where the contract promises int"):
+        target.map("count", [(0,), (1,), (2,), (3,)])  # a float after three ints
+    late = target.map("count", [(0,), (4,)])[1].value  # a numpy integer is an int of the contract
+    assert type(late) is np.int64 and late == 5
