@@ -336,19 +336,21 @@ def _problem(data: Any) -> ImportProblem:
 
 
 _FROZEN: dict[int, tuple[tuple, dict]] = {}  # id of a tuple of numbers -> (the tuple, its encoding)
-FROZEN_KEPT = 1024  # entries, then the cache starts again
+FROZEN_KEPT, FROZEN_ITEMS = 256, 256  # entries, then the cache starts again; items of one tuple
 
 
 def _encoded_value(value: Any) -> dict:
-    """``encode(value)``, once per tuple of plain numbers: a test passes the same p and q to many
-    requests, and such a tuple cannot change. The cache holds the tuple itself, so its id stays its."""
+    """``encode(value)``, once per short tuple of plain numbers: a test passes the same p and q to
+    many requests, and such a tuple cannot change. The cache holds the tuple itself, so its id
+    stays its own; it keeps at most ``FROZEN_KEPT`` tuples of ``FROZEN_ITEMS`` numbers (a grading
+    slot lives for a hundred submissions)."""
     if type(value) is not tuple:
         return encode(value)
     kept = _FROZEN.get(id(value))
     if kept is not None and kept[0] is value:
         return kept[1]
     encoded = encode(value)
-    if all(type(v) in _JSON_SCALARS for v in value):
+    if len(value) <= FROZEN_ITEMS and all(type(v) in _JSON_SCALARS for v in value):
         if len(_FROZEN) >= FROZEN_KEPT:
             _FROZEN.clear()
         _FROZEN[id(value)] = (value, encoded)

@@ -27,8 +27,8 @@ it writes to the descriptors 1 and 2 goes to a third pipe the parent drains and 
 exception's reply carries its frames in the student's files (``harness.sandbox.frames``). A
 request arrives in frames (the calls, piece by piece, in rows or by column: ``columns_of``);
 replies stream back in chunks (every ``CHUNK_CALLS`` calls or ``CHUNK_S`` seconds, repeated small
-replies sent once), and the index of
-the call in progress is kept in a shared 16-byte page so the parent can name a call that hangs.
+replies sent once), and the index of the call in progress is kept in a shared 16-byte page so the
+parent can name a call that hangs.
 Nothing here is trusted by the parent: it decodes every reply as plain data and fails closed.
 """
 

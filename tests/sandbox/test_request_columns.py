@@ -172,8 +172,10 @@ def test_the_tuple_cache_is_bounded_and_keeps_what_it_names(monkeypatch):
     for t in tuples:
         b"".join(_frames(1, "total", [(t,)], {}))
     assert len(isolated._FROZEN) <= 4
-    assert all(kept is isolated._FROZEN[key][0] for key, (kept, _) in isolated._FROZEN.items()
-               if id(kept) == key)
+    assert isolated._FROZEN  # the last tuples are kept, each under its own id
+    assert all(id(kept) == key for key, (kept, _) in isolated._FROZEN.items())
     nested = ((1.0,), 2.0)  # a tuple holding a tuple: not cached (only flat tuples of numbers)
-    b"".join(_frames(1, "total", [(nested,)], {}))
-    assert id(nested) not in isolated._FROZEN
+    long = tuple(float(i) for i in range(isolated.FROZEN_ITEMS + 1))  # nor a long one
+    for value in (nested, long):
+        b"".join(_frames(1, "total", [(value,)], {}))
+        assert id(value) not in isolated._FROZEN
