@@ -22,7 +22,7 @@ import importlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from harness.engine.course import Course, Module, load_course
 from harness.engine.requests import GateRequest
@@ -30,9 +30,6 @@ from harness.engine.results import RunResult
 from harness.engine.serial import reading, rerun_command, tagged, untag
 from harness.engine.workspace import Workspace, module_state
 from harness.errors import HarnessError
-
-if TYPE_CHECKING:
-    from harness.sandbox.isolated import Limits
 
 STATUSES = ("pass", "fail", "error", "blocked")
 FORMAT_VERSION = 1  # GateResult's; the tag was added without a change to the body
@@ -192,17 +189,16 @@ def _blockers(module: Module, course: Course, ws: Workspace, done: dict[str, Mod
     return tuple(blockers), f"by {', '.join(reasons)}" if blockers else ""
 
 
-def check_one(module: Module, ws: Workspace, ref_deps: bool, limits: Limits | None,
-              seed: int | None = None) -> ModuleGate:
-    """One module's check, as ``ol check --seed`` runs it; a setup error is the module's
-    ``error``."""
+def check_one(module: Module, ws: Workspace, ref_deps: bool, seed: int | None = None) -> ModuleGate:
+    """One module's check, as ``ol check --seed`` runs it (the default limits); a setup error is
+    the module's ``error``."""
     from harness.engine.check import CheckRequest, run_check
 
     start = time.perf_counter()
     problem = catalog_problem(module)
     if problem is not None:
         return ModuleGate(module.id, module.title, "error", message=problem)
-    request = CheckRequest(module.id, str(ws.root), "student", ref_deps, None, limits, seed=seed)
+    request = CheckRequest(module.id, str(ws.root), "student", ref_deps, None, None, seed=seed)
     try:
         run = run_check(request, ws)
     except HarnessError as exc:
@@ -213,8 +209,7 @@ def check_one(module: Module, ws: Workspace, ref_deps: bool, limits: Limits | No
 
 
 def run_gate(request: GateRequest, ws: Workspace,
-             on_module: Callable[[ModuleGate], None] | None = None,
-             limits: Limits | None = None) -> GateResult:
+             on_module: Callable[[ModuleGate], None] | None = None) -> GateResult:
     """Every module of the request's milestone in dependency order, each on the cases of its
     seed (drawn now if it is ``FRESH``; None: the public cases); blocked ones are not run."""
     from harness.engine.seeding import resolve_seed
@@ -230,7 +225,7 @@ def run_gate(request: GateRequest, ws: Workspace,
             outcome = ModuleGate(module.id, module.title, "blocked", message=reason,
                                  blocked_by=blockers)
         else:
-            outcome = check_one(module, ws, ref_deps, limits, seed)
+            outcome = check_one(module, ws, ref_deps, seed)
         done[module_id] = outcome
         if on_module is not None:
             on_module(outcome)

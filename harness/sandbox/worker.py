@@ -25,7 +25,7 @@ student's code writes to ``sys.stdout`` and ``sys.stderr`` is captured per reque
 ``harness.sandbox.capture``) and sent inside the chunks of replies (``out``, ``dropped``); what
 it writes to the descriptors 1 and 2 goes to a third pipe the parent drains and caps. An
 exception's reply carries its frames in the student's files (``harness.sandbox.frames``). A
-request arrives in frames (the calls, piece by piece, in rows or by column: ``columns_of``);
+request arrives in frames (the calls, piece by piece, in rows or by column: ``calls_of``);
 replies stream back in chunks (every ``CHUNK_CALLS`` calls or ``CHUNK_S`` seconds, repeated small
 replies sent once), and the index of the call in progress is kept in a shared 16-byte page so the
 parent can name a call that hangs.
@@ -300,27 +300,27 @@ def _reply_key(reply: dict) -> object:
     return None if value is None else (value, tuple(reply.get("draws", ())))
 
 
-def columns_of(piece: dict, floats: Any = array.array, from_base64: Any = binascii.a2b_base64,
-               swap: bool = sys.byteorder != "little") -> list[tuple[str, list]] | None:
-    """A piece's arguments by column as ``(kind, items)``, kind ``f64``, ``same`` or ``json``
-    (``isolated._piece``); None for a piece in rows (``calls``). ``SystemExit(3)`` for columns of
-    unequal lengths."""
+def calls_of(piece: dict, floats: Any = array.array, from_base64: Any = binascii.a2b_base64,
+             swap: bool = sys.byteorder != "little") -> list:
+    """A piece's calls, each its encoded arguments (a list, or a tuple from columns), from its rows
+    (``calls``) or its columns (``isolated._piece``): ``f64`` floats as float64 bytes, ``same``
+    one argument for every call, ``json`` a list. ``SystemExit(3)`` for columns of unequal lengths."""
     if "calls" in piece:
-        return None
+        return piece["calls"]
     count, columns = piece["n"], []
     for column in piece["columns"]:
         if "f64" in column:
             data = floats("d", from_base64(column["f64"]))
             if swap:
                 data.byteswap()
-            columns.append(("f64", data.tolist()))
+            columns.append(data.tolist())
         elif "same" in column:
-            columns.append(("same", [column["same"]] * count))
+            columns.append([column["same"]] * count)
         else:
-            columns.append(("json", column["json"]))
-    if any(len(items) != count for _, items in columns):
+            columns.append(column["json"])
+    if any(len(items) != count for items in columns):
         raise SystemExit(3)  # the parent never sends this: end, and it sees a crash
-    return columns
+    return list(zip(*columns, strict=True)) if columns else [()] * count
 
 
 _GONE = object()  # stands for a handle this worker never issued
@@ -458,33 +458,8 @@ class Server:
         self.channel.send_text(f'{{"op":"replies","id":{rid},"start":{start},'
                                f'"index":{self.dumps(index)},"table":{text}{printed}}}')
 
-    def _kinds(self, columns: list[tuple[str, list]], count: int) -> tuple[bool, list[tuple] | None]:
-        """Whether a piece's calls are plain (numbers only), and, if every argument is a number
-        or a tuple of numbers sent once, each call's arguments as ``_immutable_args`` gives them."""
-        plain, frozen = True, True
-        resolved = []
-        for kind, items in columns:
-            if kind == "f64":
-                resolved.append(items)
-                continue
-            if kind == "same" and type(items[0]) is list:
-                plain = False
-                if frozen and self.frozen[items[0][0]]:
-                    resolved.append([self.values[items[0][0]]] * len(items))
-                else:
-                    frozen = False
-                continue
-            if not all(type(a) in _NUMBERS for a in items):
-                frozen = False
-                plain = plain and all(type(a) is not dict and type(a) is not list for a in items)
-            resolved.append(items)
-        if not frozen:
-            return plain, None
-        return plain, list(zip(*resolved, strict=True)) if resolved else [()] * count
-
-    def _pieces(self, request: dict, shared: list) -> Iterator[tuple[list, bool, list | None]]:
-        """The request's calls as they arrive, piece by piece, each with whether it is plain and,
-        from columns of numbers and tuples of numbers, the calls' shared arguments (``_kinds``)."""
+    def _pieces(self, request: dict, shared: list) -> Iterator[tuple[list, bool]]:
+        """The request's calls as they arrive, piece by piece, each with whether it is plain."""
         piece = request
         while True:
             shared.extend(self.source_from_spec(spec) for spec in piece["sources"])
@@ -492,15 +467,9 @@ class Server:
                 value = self.decode(v)
                 self.values.append(value)
                 self.frozen.append(type(value) is tuple and all(type(x) in _NUMBERS for x in value))
-            columns = columns_of(piece)
-            if columns is None:
-                calls = piece["calls"]
-                yield calls, all(type(a) is not dict and type(a) is not list
-                                 for encoded in calls for a in encoded), None
-            else:
-                calls = list(zip(*(items for _, items in columns), strict=True)) if columns \
-                    else [()] * piece["n"]
-                yield calls, *self._kinds(columns, piece["n"])
+            calls = calls_of(piece)
+            yield calls, all(type(a) is not dict and type(a) is not list
+                             for encoded in calls for a in encoded)
             more = self.channel.recv()
             if more is None or more.get("op") != "more" or more.get("id") != request["id"]:
                 raise SystemExit(3)  # the parent never sends this: end, and it sees a crash
@@ -512,7 +481,7 @@ class Server:
         self.values, self.frozen = [], []
         shared: list = []
         pieces = self._pieces(request, shared)
-        calls, plain, ready = next(pieces)
+        calls, plain = next(pieces)
         kwargs = {k: self._arg(v, shared) for k, v in request["kwargs"].items()}
         func = self.resolve(name)
         # Only a call of one of the module's classes (a constructor, e.g. PCG32) makes a handle.
@@ -523,7 +492,6 @@ class Server:
         kw_sources = any(isinstance(v, self.recording) for v in kwargs.values())
         kw_frozen = all(type(v) in _NUMBERS or (type(v) is tuple and all(type(x) in _NUMBERS for x in v))
                         for v in kwargs.values())
-        lean = kw_frozen and func is not None
         answers: dict = {}  # invoke_immutable's replies of this request, one per distinct result
         progress[0] = rid
         pending: list[dict] = []
@@ -531,15 +499,10 @@ class Server:
         for i in range(total):
             if i - offset == len(calls):
                 offset += len(calls)
-                calls, plain, ready = next(pieces)
+                calls, plain = next(pieces)
             encoded = calls[i - offset]
             progress[1] = i
-            if not lean:
-                frozen = None
-            elif ready is not None:
-                frozen = ready[i - offset]
-            else:
-                frozen = immutable_args(encoded)
+            frozen = immutable_args(encoded) if kw_frozen and func is not None else None
             if frozen is not None:
                 # The common case, kept lean: this loop is the cost of a cheap call.
                 pending.append(invoke_immutable(func, frozen, kwargs, self.register, answers, files))

@@ -7,6 +7,7 @@ Only ``test_ms_p6_on_the_reference`` needs the real catalogs, and it is skipped 
 
 from __future__ import annotations
 
+import importlib
 import json
 import shutil
 import subprocess
@@ -51,6 +52,9 @@ def course(monkeypatch):
     stand_in.boundary_goes_to_the_next_id = boundary_goes_to_the_next_id
     stand_in.zero_probability_is_skipped = zero_probability_is_skipped
     c = load_course()
+    # M07.6's catalog imports helpers of M07.1's real one: imported first, as in a whole run (so
+    # these tests pass on their own too, not only after another test imported it).
+    importlib.import_module(c.module("M07.6").catalog_module)
     monkeypatch.setitem(sys.modules, c.module("M07.1").catalog_module, stand_in)
     monkeypatch.setitem(c.milestones, MILESTONE, ("M07.6", "M07.1"))  # gate sorts them
     monkeypatch.setitem(c.milestone_titles, MILESTONE, "a test milestone")

@@ -1,9 +1,9 @@
-"""A request's calls by column (``isolated._piece``, ``worker.columns_of``): exactly what rows carry.
+"""A request's calls by column (``isolated._piece``, ``worker.calls_of``): exactly what rows carry.
 
 A piece of many calls with one number of arguments travels by column: floats as their float64
 bytes, one repeated argument object once, anything else as a JSON list. The worker must rebuild
 every call's arguments exactly (-0.0, NaN, the largest and the smallest floats, ints beyond 64
-bits, bools that are not ints), and its lean path must see the same shared tuples; a tuple of
+bits, bools that are not ints), and every call must still see the one shared tuple; a tuple of
 numbers is encoded once across requests, a list every time.
 """
 
@@ -16,7 +16,7 @@ import pytest
 
 from harness.sandbox import isolated, protocol
 from harness.sandbox.isolated import COLUMNS_FROM, _frames, _piece
-from harness.sandbox.worker import Server, columns_of
+from harness.sandbox.worker import calls_of
 
 FLOATS = [0.0, -0.0, 1.5, -2.25, math.inf, -math.inf, 5e-324, 1.7976931348623157e308,
           0.1, 1 / 3, 2.0 ** -1074, -1e-300]
@@ -49,10 +49,7 @@ def _wire(message: dict) -> dict:
 
 
 def _rows_again(rows: list[list]) -> list:
-    columns = columns_of(_wire(_piece(rows)))
-    if columns is None:
-        return [list(r) for r in _wire(_piece(rows))["calls"]]
-    return [list(call) for call in zip(*(items for _, items in columns), strict=True)]
+    return [list(call) for call in calls_of(_wire(_piece(rows)))]
 
 
 def _exact(values: list) -> list:
@@ -92,32 +89,23 @@ def test_columns_keep_every_class(column):
 def test_a_call_without_arguments_keeps_its_count():
     piece = _wire(_piece([[] for _ in range(COLUMNS_FROM + 3)]))
     assert piece["columns"] == [] and piece["n"] == COLUMNS_FROM + 3
-    server = Server.__new__(Server)
-    server.values, server.frozen = [], []
-    assert server._kinds([], 3) == (True, [(), (), ()])
-    assert columns_of(piece) == []
+    assert calls_of(piece) == [()] * (COLUMNS_FROM + 3)
 
 
 def test_columns_of_unequal_lengths_end_the_worker():
     piece = _wire(_piece([[float(i), i] for i in range(COLUMNS_FROM)]))
     piece["columns"][1]["json"].pop()
     with pytest.raises(SystemExit):
-        columns_of(piece)
+        calls_of(piece)
 
 
-def test_the_worker_shares_frozen_tuples_as_the_lean_path_would():
-    server = Server.__new__(Server)
-    p, shared_list = (0.5, 0.5), [1.0]
-    server.values, server.frozen = [p, shared_list], [True, False]
-    count = COLUMNS_FROM
-    frozen = [("same", [[0]] * count), ("f64", [0.25] * count), ("json", list(range(count)))]
-    plain, ready = server._kinds(frozen, count)
-    assert not plain and ready is not None
-    assert ready == [(p, 0.25, i) for i in range(count)] and all(r[0] is p for r in ready)
-    assert server._kinds([("same", [[1]] * count), ("json", [1] * count)], count) == (False, None)
-    assert server._kinds([("json", [{"t": "none"}] * count)], count) == (False, None)
-    assert server._kinds([("f64", [1.0] * count), ("json", [True] * count)], count) == (
-        True, [(1.0, True)] * count)
+def test_a_repeated_argument_travels_once_and_every_call_refers_to_it():
+    ref = [0]
+    piece = _wire(_piece([[ref, float(i)] for i in range(COLUMNS_FROM)]))
+    assert piece["columns"][0] == {"same": [0]}
+    calls = calls_of(piece)
+    assert [c[0] for c in calls] == [[0]] * COLUMNS_FROM and [c[1] for c in calls] == [
+        float(i) for i in range(COLUMNS_FROM)]
 
 
 @pytest.fixture(scope="module")
