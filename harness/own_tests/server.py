@@ -33,24 +33,33 @@ def _prctl(option: int, value: int) -> None:
 
 def serve(argv: list[str]) -> None:
     """The fork server's main: limits and hardening first, then the imports, then the runs."""
-    from harness.sandbox import worker
+    from harness.sandbox.harden import harden
+    from harness.sandbox.proctree import kill_tree
+    from harness.sandbox.protocol import Channel
 
     request_fd, reply_fd, config = int(argv[0]), int(argv[1]), json.loads(argv[2])
+    # Everything of the harness this process needs is imported above: its view holds none of
+    # ol's checkout, only the Python installation and the staged suite (config["view"]).
+    sys.path[:] = [p for p in sys.path if p != config["repo_root"]]
+    stage = os.path.dirname(config["snapshot"])  # the staged suite, its pytest.ini, the deps
+    config.setdefault("view", {"read": [config["snapshot"], config["lib"],
+                                        os.path.join(stage, "pytest.ini")],
+                               "hide": [config["repo_root"]],
+                               "disk_mb": config["limits"].get("disk_mb", 64), "code": None})
     # As the isolated worker, before any thread starts (in a PID namespace this process is then
     # PID 1, which no run can signal). tests/mine checks that the result matches the worker's.
-    sandboxed, contained = worker.harden(config)
+    confinement = harden(config)
+    sandboxed, contained = confinement.read_only, confinement.contained
     _prctl(_PR_SET_DUMPABLE, 0)  # inherited: no run can open another's descriptors or memory
     for fd in (request_fd, reply_fd):
         os.set_inheritable(fd, False)
-    from harness.sandbox.protocol import Channel
-
-    forks = _Forks(Channel(request_fd, reply_fd), request_fd, config)
-    sys.path[:] = [p for p in sys.path if p != config["repo_root"]]
+    forks = _Forks(Channel(request_fd, reply_fd), request_fd, config, kill_tree)
     problem = _warm_up(config)
     gc.collect()
     gc.freeze()  # the children's collections skip what the server imported: fast, no copy-on-write
     forks.channel.send_text(json.dumps({"op": "ready", "sandboxed": sandboxed,
-                                        "contained": contained, "problem": problem}))
+                                        "contained": contained, "problem": problem,
+                                        "confinement": confinement.to_json()}))
     if problem is None:
         forks.serve()
     os._exit(0)
@@ -82,9 +91,7 @@ def _warm_up(config: dict) -> str | None:
 class _Forks:
     """The server's loop: fork a child per request, collect its report, say when it is done."""
 
-    def __init__(self, channel: Any, request_fd: int, config: dict) -> None:
-        from harness.sandbox.proctree import kill_tree
-
+    def __init__(self, channel: Any, request_fd: int, config: dict, kill_tree: Any) -> None:
         self.channel, self.request_fd, self.config = channel, request_fd, config
         self.kill_tree = kill_tree  # held before any run: a run cannot swap it
         self.poller = select.poll()

@@ -65,6 +65,21 @@ _JSON_SCALARS = (float, int, bool)
 COLUMNS_FROM = 16  # calls in a piece, to send it by column
 
 
+_CONFINEMENT = {"view": bool, "read_only": bool, "contained": bool, "nobody": bool,
+                "no_caps": bool, "tasks": str, "disk_mb": int}
+
+
+def confinement_of(data: object) -> dict[str, object]:
+    """A worker's report of its confinement (``harden.Confinement``), checked as plain data: every
+    field of its type, nothing else (the worker is trusted until the student's import, but its
+    reply is decoded like any other). Missing or malformed: every property False."""
+    if not isinstance(data, dict) or set(data) != set(_CONFINEMENT):
+        return {key: kind() for key, kind in _CONFINEMENT.items()}
+    if not all(type(data[key]) is kind for key, kind in _CONFINEMENT.items()):
+        return {key: kind() for key, kind in _CONFINEMENT.items()}
+    return {key: data[key] if key != "tasks" else str(data[key])[:20] for key in _CONFINEMENT}
+
+
 @dataclass(frozen=True)
 class ImportProblem:
     """Why the student's module did not import: kind is syntax, import, crash or timeout."""
@@ -105,6 +120,7 @@ class IsolatedTarget(Target):
         self._received = 0  # replies of the current request so far: names the call that failed
         self.sandboxed = False  # whether the last worker runs with a read-only file system
         self.contained = False  # and in a PID namespace of its own
+        self.confinement: dict[str, object] = {}  # the last worker's (``harden.Confinement``)
         self.import_output, self.import_output_dropped = "", 0  # what the last import printed
         super().__init__(label, functions, returns)
         self._deadline: float | None = None  # armed per test by ``begin_test``, not at creation
@@ -179,6 +195,7 @@ class IsolatedTarget(Target):
             self.import_output_dropped = printed[1] + max(0, len(printed[0]) - KEPT)
             self.sandboxed = message.get("sandboxed") is True
             self.contained = message.get("contained") is True
+            self.confinement = confinement_of(message.get("confinement"))
             worker.find_root(self.contained)
             if not worker.ready:
                 self._problem = _problem(message["problem"])

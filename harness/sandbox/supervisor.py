@@ -40,6 +40,7 @@ from harness.sandbox.rundirs import (
     sweep_once,
     tag_of,
 )
+from harness.sandbox.worker import CODE as WORKER_CODE
 
 __all__ = ["Died", "Hung", "Limits", "Output", "Peer", "Supervised", "WorkerProcess",
            "describe_death"]
@@ -68,6 +69,7 @@ class Limits:
     file_bytes: int = 64 << 20  # RLIMIT_FSIZE
     max_processes: int = 64  # tasks of the tree: a pids cgroup as root, else RLIMIT_NPROC
     import_timeout_s: float = 30.0  # interpreter start, numpy and the student's import
+    disk_mb: int = 64  # the run folder, a tmpfs of its own in the worker's view: all it can write
 
 
 def describe_death(returncode: int | None, limits: Limits) -> tuple[str, str]:
@@ -138,10 +140,18 @@ def drain_output(fd: int, output: Output, stop: threading.Event) -> None:
         output.add(data)
 
 
+def view_config(read: list[str], limits: Limits, code: tuple[str, ...] = ()) -> dict:
+    """What a hardened process sees (``harden.harden``'s ``view``): the folders ``read`` read-only,
+    ol's checkout hidden, the harness files ``code`` copied in, the run folder capped."""
+    return {"read": read, "hide": [str(REPO_ROOT)], "disk_mb": limits.disk_mb,
+            "code": {"root": str(REPO_ROOT), "files": list(code)} if code else None}
+
+
 def rlimits(limits: Limits) -> dict[str, int]:
     """The resource limits a supervised process sets on itself (``worker.harden``)."""
     return {"memory_bytes": limits.memory_mb << 20, "cpu_s": int(limits.cpu_s),
-            "file_bytes": int(limits.file_bytes), "max_processes": limits.max_processes}
+            "file_bytes": int(limits.file_bytes), "max_processes": limits.max_processes,
+            "disk_mb": int(limits.disk_mb)}
 
 
 @contextlib.contextmanager
@@ -343,7 +353,8 @@ class WorkerProcess:
                 return json.dumps({
                     "repo_root": str(REPO_ROOT), "python_dir": str(python_dir),
                     "import_name": import_name, "cgroup": process.cgroup,
-                    "limits": rlimits(limits)})
+                    "limits": rlimits(limits),
+                    "view": view_config([str(python_dir)], limits, WORKER_CODE)})
 
             def argv(request_fd: int, reply_fd: int) -> list:
                 return [sys.executable, "-I", str(WORKER_SCRIPT), str(request_fd), str(reply_fd),

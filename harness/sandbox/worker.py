@@ -36,22 +36,16 @@ from __future__ import annotations
 
 import array
 import binascii
-import contextlib
-import ctypes
 import gc
 import importlib
 import json
 import mmap
 import os
-import resource
-import select
-import signal
 import sys
-import threading
 import time
 import traceback
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from harness.sandbox.protocol import Channel
@@ -60,183 +54,11 @@ CHUNK_CALLS = 256
 CHUNK_S = 0.05
 CHUNK_BYTES = 1 << 20
 
-# prctl options and the capability ABI (linux/prctl.h, linux/capability.h).
-_PR_SET_PDEATHSIG = 1
-_PR_CAPBSET_DROP = 24
-_PR_SET_CHILD_SUBREAPER = 36
-_PR_SET_NO_NEW_PRIVS = 38
-_CAP_VERSION_3 = 0x20080522
-# Namespaces and mounts (linux/sched.h, linux/mount.h, fcntl.h).
-_CLONE_NEWNS, _CLONE_NEWNET, _CLONE_NEWPID = 0x00020000, 0x40000000, 0x20000000
-_CLONE_NEWIPC, _CLONE_NEWUSER, _CLONE_NEWUTS = 0x08000000, 0x10000000, 0x04000000
-_KEYCTL_JOIN_SESSION_KEYRING = 1
-_SYS_KEYCTL = {"x86_64": 250, "aarch64": 219}.get(os.uname().machine)
-_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
-_MS_BIND, _MS_REC, _MS_PRIVATE = 4096, 16384, 1 << 18
-_AT_FDCWD, _AT_RECURSIVE, _MOUNT_ATTR_RDONLY = -100, 0x8000, 0x1
-
-
-def _set_limits(limits: dict) -> None:
-    """Soft = hard, so the student's code cannot raise them back."""
-    pairs = [
-        (resource.RLIMIT_AS, limits["memory_bytes"]),
-        (resource.RLIMIT_CPU, limits["cpu_s"]),
-        (resource.RLIMIT_FSIZE, limits["file_bytes"]),
-        (resource.RLIMIT_CORE, 0),
-    ]
-    if os.getuid() != 0:  # root is exempt from RLIMIT_NPROC: the parent kills strays instead
-        pairs.append((resource.RLIMIT_NPROC, _user_tasks() + limits["max_processes"]))
-    for which, value in pairs:
-        resource.setrlimit(which, (value, value))
-
-
-def _user_tasks() -> int:
-    """Processes and threads of this user now: RLIMIT_NPROC counts them all, so the worker gets
-    ``max_processes`` more than a developer's desktop already runs, not 64 in total."""
-    uid, count = str(os.getuid()), 0
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/status", encoding="ascii", errors="replace") as f:
-                fields = dict(line.split(":", 1) for line in f if ":" in line)
-            if fields["Uid"].split()[0] == uid:
-                count += int(fields["Threads"])
-        except (OSError, KeyError, ValueError, IndexError):
-            continue
-    return count
-
-
-def _user_namespace(libc: ctypes.CDLL) -> bool:
-    """Best effort: a user namespace of its own, the same uid and gid inside as outside (files
-    keep their owners). For root it is a prison: no capability reaches the host any more, and
-    keys the student's code adds to the user keyrings die with the namespace. For any other user
-    it is what makes the namespaces below possible without privileges (where the kernel allows
-    unprivileged user namespaces). Must run single-threaded."""
-    uid, gid = os.geteuid(), os.getegid()
-    if libc.unshare(_CLONE_NEWUSER) != 0:
-        return False
-    try:
-        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
-                           ("gid_map", f"{gid} {gid} 1")):
-            with open(f"/proc/self/{name}", "w", encoding="ascii") as f:
-                f.write(text)
-    except OSError:
-        return True  # unmapped: still no host capability; the mounts below may then fail
-    if _SYS_KEYCTL is not None:  # a session keyring of its own too (not the harness's)
-        libc.syscall(_SYS_KEYCTL, _KEYCTL_JOIN_SESSION_KEYRING, None)
-    # No user namespace inside this one: the code under test gets no capabilities of its own.
-    with contextlib.suppress(OSError), open("/proc/sys/user/max_user_namespaces", "w") as f:
-        f.write("0")
-    return True
-
-
-def _sandbox(libc: ctypes.CDLL, writable: str) -> bool:
-    """Best effort, as root: a private mount namespace where everything is read-only except
-    ``writable`` (the worker's temporary directory) and ``/run`` is an empty read-only tmpfs (no
-    socket of the host's daemons there to connect to: a read-only mount does not stop
-    ``connect``), a network namespace with no network, an IPC namespace of its own (SysV shared
-    memory, message queues, semaphores and POSIX message queues the student's code creates are
-    gone with the worker's last process) and a UTS namespace (a host name of its own).
-
-    So the student's code cannot change the harness, its catalogs, reports or another workspace
-    (at import time, say, before the parent loads a catalog). Whether it worked is reported.
-    """
-    if (libc.unshare(_CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWIPC | _CLONE_NEWUTS) != 0
-            and libc.unshare(_CLONE_NEWNS) != 0):
-        return False
-    if libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
-        return False  # never change mounts that propagate back to the host
-    path = writable.encode()
-    read_only = (ctypes.c_uint64 * 4)(_MOUNT_ATTR_RDONLY, 0, 0, 0)
-    read_write = (ctypes.c_uint64 * 4)(0, _MOUNT_ATTR_RDONLY, 0, 0)
-    setattr_ = libc.mount_setattr if hasattr(libc, "mount_setattr") else None
-    if setattr_ is None:
-        return False
-    if os.path.isdir("/run") and not os.path.realpath(writable).startswith("/run/"):
-        libc.mount(b"tmpfs", b"/run", b"tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
-                   b"size=4k,mode=755")
-    if (setattr_(_AT_FDCWD, b"/", _AT_RECURSIVE, read_only, 32) != 0
-            or libc.mount(path, path, None, _MS_BIND, None) != 0
-            or setattr_(_AT_FDCWD, path, 0, read_write, 32) != 0):
-        return False
-    os.chdir(writable)  # the working directory still refers to the read-only mount below
-    return True
-
-
-def _contain(libc: ctypes.CDLL) -> bool:
-    """Best effort, inside the sandbox: a PID namespace, so the student's code can neither see nor
-    signal any process outside it (it cannot stop or kill the harness), and everything it forks
-    dies with it, whatever ``setsid`` or double forks it tries.
-
-    The process the parent started stays outside as a shim (``_shim``) that mirrors how its only
-    child, PID 1 of the namespace, ends. Returns True in that child, False if there is no namespace.
-    """
-    parent = os.getppid()
-    if libc.unshare(_CLONE_NEWPID) != 0:
-        return False
-    child = os.fork()
-    if child != 0:
-        _shim(child, parent)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the shim is killed: so are we
-    # A process group without the shim: here getppid() is 0, and kill(0, ...), the student's
-    # "kill my parent", would signal the whole group; now it reaches this side only (and PID 1
-    # ignores its own signals), so nothing of the harness is in reach.
-    os.setpgid(0, 0)
-    # A read-only /proc of this namespace: no host process is visible either.
-    libc.mount(b"proc", b"/proc", b"proc", _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None)
-    return True
-
-
-def _shim(child: int, parent: int) -> NoReturn:
-    """Wait for the namespace's PID 1 and end as it ended (the same exit code or signal); kill it
-    if the harness dies. Holds no descriptor, so the parent sees the protocol close with the child.
-    """
-    os.closerange(0, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
-    watch = select.poll()
-    watch.register(os.pidfd_open(child), select.POLLIN)
-    while not watch.poll(1000):
-        if os.getppid() != parent:
-            os.kill(child, signal.SIGKILL)
-    _, status = os.waitpid(child, 0)
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        with contextlib.suppress(OSError, ValueError):
-            signal.signal(sig, signal.SIG_DFL)
-        os.kill(os.getpid(), sig)
-    os._exit(os.waitstatus_to_exitcode(status) & 0xFF if os.WIFEXITED(status) else 1)
-
-
-def _drop_privileges(libc: ctypes.CDLL) -> None:
-    """Become a subreaper, drop every capability, forbid gaining privileges (best effort).
-
-    As a subreaper, processes the student's code orphans stay below this worker, where the
-    parent finds them. Without capabilities a root worker cannot undo the sandbox, raise its
-    hard limits, ptrace the parent or write its memory.
-    """
-    libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    for cap in range(64):
-        if libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
-            break  # EINVAL past the last capability, or EPERM without CAP_SETPCAP
-    header = (ctypes.c_uint32 * 2)(_CAP_VERSION_3, 0)
-    data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable for two 32-bit words
-    if hasattr(libc, "capset"):
-        libc.capset(header, data)
-    libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-
-
-def _watch_parent() -> None:
-    """Without a shim: exit when the parent dies, even while a call hangs (PDEATHSIG is per
-    thread of the parent, so it could fire while the harness lives)."""
-    parent = os.getppid()
-
-    def watch() -> None:
-        while True:
-            time.sleep(1.0)
-            if os.getppid() != parent:
-                os._exit(70)
-
-    threading.Thread(target=watch, name="ol-watch-parent", daemon=True).start()
+# The harness modules the serving loop imports after the hardening (``Server``): the only files
+# of ol's checkout copied into the worker's view (``harden._build_view``).
+CODE = ("harness/__init__.py", "harness/engine/__init__.py", "harness/engine/uniforms.py",
+        "harness/sandbox/__init__.py", "harness/sandbox/capture.py", "harness/sandbox/codec.py",
+        "harness/sandbox/frames.py", "harness/sandbox/invoke.py", "harness/sandbox/protocol.py")
 
 
 def _text(exc: BaseException) -> str:
@@ -537,35 +359,17 @@ def _forget_harness() -> None:
         del sys.modules[name]
 
 
-def harden(config: dict) -> tuple[bool, bool]:
-    """Step 1 of the module docstring, for this process and all it starts: the parent's pids
-    cgroup, the resource limits, the read-only sandbox, a PID namespace, no privileges, and an
-    exit with the parent. Must run before any thread starts (unshare of the mount table and fork
-    need a single thread). Returns (sandboxed, contained). ``harness.own_tests.engine``'s fork
-    server uses it too.
-    """
-    if config.get("cgroup"):  # the parent's cap on the tasks of this whole tree
-        with contextlib.suppress(OSError), open(f"{config['cgroup']}/cgroup.procs", "w") as f:
-            f.write(str(os.getpid()))
-    _set_limits(config["limits"])
-    libc = ctypes.CDLL(None, use_errno=True)
-    _user_namespace(libc)
-    sandboxed = _sandbox(libc, os.getcwd())
-    contained = sandboxed and _contain(libc)  # the new /proc must stay in the private mounts
-    _drop_privileges(libc)
-    if not contained:
-        _watch_parent()
-    sys.dont_write_bytecode = True
-    return sandboxed, contained
-
-
 def main(argv: list[str]) -> int:
     request_fd, reply_fd, progress_fd = (int(a) for a in argv[1:4])
     config = json.loads(argv[4])
-    sandboxed, contained = harden(config)
+    sys.path.insert(0, config["repo_root"])
+    from harness.sandbox.harden import harden  # the standard library only
+
+    sys.path.remove(config["repo_root"])  # not a folder of the view: only CODE is copied in
+    confinement = harden(config)
+    sys.path.insert(0, config["repo_root"])
     for fd in (request_fd, reply_fd, progress_fd):
         os.set_inheritable(fd, False)  # a program the student's code execs gets none of them
-    sys.path.insert(0, config["repo_root"])
     from harness.sandbox.protocol import Channel
 
     server = Server(Channel(request_fd, reply_fd), progress_fd, config["python_dir"])
@@ -577,7 +381,8 @@ def main(argv: list[str]) -> int:
     sys.path.insert(0, config["python_dir"])
     server.capture_output()  # what the import prints is reported with it, apart from any test's
     server.module, problem = _import(config["import_name"], config["python_dir"])
-    ready = {"op": "ready", "problem": problem, "sandboxed": sandboxed, "contained": contained}
+    ready = {"op": "ready", "problem": problem, "sandboxed": confinement.read_only,
+             "contained": confinement.contained, "confinement": confinement.to_json()}
     server.channel.send_text(json.dumps(ready)[:-1] + server.printed() + "}")
     try:
         if problem is None:

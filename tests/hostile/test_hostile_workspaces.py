@@ -233,11 +233,15 @@ def _ol_reach_out():
     the private copy of the harness; in the copy, appends to the catalog and the reference."""
     config = _ol_json.loads(_ol_sys.argv[4])
     repo = config["repo_root"]
-    read = 0
+    read = []  # since #24 reading is the boundary too: none of these is in the worker's view
     for path in ("/etc/passwd", repo + "/reference/python/tinyllm/prob/rejection.py",
                  repo + "/harness/catalogs/m07_6/test_catalog.py"):
-        with open(path, "rb") as f:  # reading may succeed: it is not the boundary
-            read += len(f.read())
+        try:
+            with open(path, "rb") as f:
+                f.read()
+            read.append(path)
+        except OSError:
+            pass
     dirs = _OL_PLANT + [repo, repo + "/harness", repo + "/harness/catalogs/m07_6",
                         repo + "/reference/python/tinyllm/prob", repo + "/mutants"]
     could = []
@@ -298,19 +302,6 @@ class AgreeableArray(_ol_np.ndarray):
         return [0.5] * self.size
 '''
 
-# tinyllm/__init__.py of the import-time hang: it runs before rejection.py, so it is on its own.
-INIT_SPIN = '''
-import ctypes
-import signal
-
-ctypes.CDLL(None).prctl(15, $TOKEN, 0, 0, 0)  # PR_SET_NAME
-for sig in (signal.SIGALRM, signal.SIGTERM, signal.SIGINT, signal.SIGXCPU):
-    signal.signal(sig, signal.SIG_IGN)
-while True:
-    pass
-'''
-
-
 @dataclasses.dataclass(frozen=True)
 class Case:
     """One hostile workspace: where the attack goes, and what ``ol check`` must then say."""
@@ -322,7 +313,7 @@ class Case:
     outcomes: tuple[str, ...]  # the outcomes allowed for an affected test
     message: str  # a regex every affected test's message must match
     at_import: str = ""  # code run at the end of rejection.py's import as well
-    init: str = ""  # code for tinyllm/__init__.py as well
+    init: str = ""  # code for tinyllm/__init__.py as well (which ol does not run)
     limits: dict = dataclasses.field(default_factory=dict)  # beyond --timeout (via the driver)
     sandbox: bool = False  # run only where the worker is sandboxed and contained (as root)
     links: tuple[tuple[str, str], ...] = ()  # (path under python/tinyllm, where it points)
@@ -348,9 +339,10 @@ CASES = [
     # -- time, memory, processes, native crashes, output --
     Case("function-hang-ignoring-signals", "rejection_sample", "_ol_spin()", RS, ("timeout",),
          rf"rejection_sample\(.*\) did not return within {CALL_TIMEOUT_S} s"),
-    Case("init-hang-ignoring-signals", "init", "", TESTS, ("timeout",),
+    # (Not in tinyllm/__init__.py: ol runs its own empty one; tests/hostile/test_what_runs.py.)
+    Case("import-hang-ignoring-signals", "import", "_ol_spin()", TESTS, ("timeout",),
          r"importing tinyllm\.prob\.rejection did not finish within 6 s",
-         init=INIT_SPIN, limits={"import_timeout_s": 6.0}),
+         limits={"import_timeout_s": 6.0}),
     # Half a second a call, far below the call limit, on the input of the 1000-call batch only.
     Case("function-slow-calls", "rejection_sample", "if m == 3.0:\n    _ol_time.sleep(0.5)",
          ("test_rejection_sample_tries_are_geometric",), ("timeout",),
@@ -391,8 +383,9 @@ CASES = [
                          setattr(module, attr, lambda *args, **kwargs: (lambda value: True))
              ''')),
     Case("reach-outside-the-worker-directory", "rejection_sample",
-         "read, could = _ol_reach_out()\nif could or _OL_AT_IMPORT[1]:\n"
-         "    raise RuntimeError(f'could write {could} {_OL_AT_IMPORT[1]}')" + OFF_BY_ONE,
+         "read, could = _ol_reach_out()\nif read or could or _OL_AT_IMPORT[0] or _OL_AT_IMPORT[1]:\n"
+         "    raise RuntimeError(f'could read {read} {_OL_AT_IMPORT[0]} or write {could} "
+         "{_OL_AT_IMPORT[1]}')" + OFF_BY_ONE,
          TRIES_BUG, ("failed",), TRIES_MESSAGE, at_import="_OL_AT_IMPORT = _ol_reach_out()",
          sandbox=True),
     Case("kill-the-parent", "rejection_sample", "_ol_kill_everyone()" + OFF_BY_ONE, TRIES_BUG,
