@@ -5,7 +5,7 @@
 MODE:
   ``none``    nothing (the process as started: bwrap's, or no sandbox at all);
   ``keyring`` only a fresh session keyring (one ``keyctl``): what the worker must add under bwrap;
-  ``harden``  the worker's own set-up: ``harness.sandbox.worker.harden`` (since issue #12: user,
+  ``harden``  the worker's own set-up: ``harness.sandbox.harden.harden`` (since issue #12: user,
               mount, net, IPC, UTS and PID namespaces for root and non-root, a read-only ``/``
               but WRITABLE and an empty ``/run``, no nested user namespace, a fresh session
               keyring, no capabilities, ``no_new_privs``; before it, as root only, mount + net +
@@ -54,7 +54,7 @@ def _write(path: str, text: str) -> None:
 def userns_sandbox(writable: str) -> None:
     """The hand-written user-namespace sandbox; returns in the namespace's PID 1, whose parent
     stays outside as the shim of ``harness.sandbox.worker``. Raises OSError if the kernel refuses."""
-    from harness.sandbox import worker
+    from harness.sandbox import harden as hardening
 
     libc = ctypes.CDLL(None, use_errno=True)
     uid, gid = os.geteuid(), os.getegid()
@@ -84,14 +84,14 @@ def userns_sandbox(writable: str) -> None:
     parent = os.getppid()
     child = os.fork()
     if child != 0:
-        worker._shim(child, parent)
+        hardening._shim(child, parent)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     os.setpgid(0, 0)
     if libc.mount(b"proc", b"/proc", b"proc", _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
                   None) != 0:
         _fail(ctypes.get_errno(), "mount /proc")
     join_session_keyring()
-    worker._drop_privileges(libc)
+    hardening._drop_privileges(libc)
 
 
 def join_session_keyring() -> None:
@@ -106,7 +106,10 @@ def join_session_keyring() -> None:
 def _limits_config() -> dict:
     return {"limits": {"memory_bytes": 4096 << 20, "cpu_s": 600, "file_bytes": 64 << 20,
                        "max_processes": int(os.environ.get("OL_BENCH_MAX_PIDS", "64"))},
-            "cgroup": os.environ.get("OL_BENCH_CGROUP") or None}
+            "cgroup": os.environ.get("OL_BENCH_CGROUP") or None,
+            # The worker's view since #24 (OL_BENCH_VIEW=0: the read-only file system before it).
+            "view": ({"read": [], "hide": [str(REPO)], "disk_mb": 64, "code": None}
+                     if os.environ.get("OL_BENCH_VIEW", "1") != "0" else {})}
 
 
 def main(argv: list[str]) -> int:
@@ -114,9 +117,9 @@ def main(argv: list[str]) -> int:
     sys.path.insert(0, str(REPO))
     os.chdir(writable)
     if mode == "harden":
-        from harness.sandbox import worker
+        from harness.sandbox.harden import harden
 
-        worker.harden(_limits_config())
+        harden(_limits_config())
     elif mode == "userns":
         userns_sandbox(writable)
     elif mode == "keyring":

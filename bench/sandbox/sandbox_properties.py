@@ -2,7 +2,7 @@
 
     python3 bench/sandbox_properties.py [--user oltest] [--python /usr/bin/python3] [--json OUT]
 
-Run as root. For every mechanism (today's ``harness.sandbox.worker.harden`` as root and as a plain user,
+Run as root. For every mechanism (today's ``harness.sandbox.harden.harden`` as root and as a plain user,
 the hand-written user namespace of ``bench/sandbox_mechanisms.py`` as both, ``bwrap`` with
 ``bench/sandbox/bwrap_flags.py.bwrap_argv`` as both) the driver starts a probe inside the sandbox (as
 the plain user: uid/gid of ``--user``, no capabilities, set before exec with the limits) and

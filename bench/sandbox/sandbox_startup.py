@@ -14,7 +14,7 @@ user too, its uid and gid set before exec, as ``bench/sandbox_properties.py`` do
 - ``wrapper``: ``PYTHON -I bench/sandbox_mechanisms.py none W numpy`` (the wrapper script that the
   two hand-written variants use, importing ``harness.sandbox.worker`` but without a sandbox: the baseline
   of the hand-written variants, as ``plain`` is bwrap's);
-- ``harden``: the same with ``harness.sandbox.worker.harden`` first (today's worker; as a plain user it
+- ``harden``: the same with ``harness.sandbox.harden.harden`` first (today's worker; as a plain user it
   only sets limits);
 - ``userns``: the same with the hand-written user namespace of ``sandbox_mechanisms.py``;
 - ``unshare -Urpimn``: ``unshare -Urpimn --fork --mount-proc PYTHON -I -c "import numpy"``
