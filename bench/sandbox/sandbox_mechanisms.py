@@ -126,7 +126,7 @@ def main(argv: list[str]) -> int:
         join_session_keyring()
     elif mode == "none":
         from harness.sandbox import (
-            worker,  # what the worker imports anyway (ctypes, json...)
+            worker,  # noqa: F401 - what the worker imports anyway (ctypes, json...)
         )
     else:
         raise SystemExit(f"unknown mode {mode!r}")
