@@ -126,3 +126,51 @@ def test_an_escaped_process_cannot_rewrite_the_reports_after_ol_exits(tmp_path):
         assert [e for e in os.listdir(home) if e.startswith("ol-")] == []
     finally:
         shutil.rmtree(home, ignore_errors=True)
+
+
+PEEK = '''
+import os as _o
+def _ol_peek(repo):
+    """What this user's worker can see: ol's checkout, the host's folders, its own identity."""
+    seen = []
+    for path in (repo + "/reference/python/tinyllm/prob/rejection.py", repo + "/mutants",
+                 repo + "/harness/own_tests/alternatives", "/home", "/etc/passwd", "/var"):
+        if _o.path.exists(path):
+            seen.append(path)
+    return seen, _o.getuid(), sorted(_o.listdir("/"))
+_OL_SEEN = _ol_peek({repo!r})
+'''
+
+
+def test_without_root_the_worker_sees_only_its_view(tmp_path):
+    """#24: as a plain user too, the code under test runs in a root of its own: ol's checkout and
+    the host's folders are not there; it is seen as nobody (65534) inside."""
+    home = Path(os.environ["TMPDIR"]) / f"nobody-view-{os.getpid()}"
+    home.mkdir(mode=0o777)
+    try:
+        for folder in [home, *home.parents]:
+            if folder == Path(os.environ["TMPDIR"]).parent:
+                break
+            folder.chmod(folder.stat().st_mode | 0o711)
+        home.chmod(0o777)
+        report = home / "report.json"
+        ws = home / "ws"
+        shutil.copytree(REPO_ROOT / "reference" / "python" / "tinyllm", ws / "python" / "tinyllm",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        module = ws / "python" / "tinyllm" / "prob" / "rejection.py"
+        source = module.read_text().replace(
+            "    p_x = _finite(\"p_x\", p_x)",
+            "    raise RuntimeError(f'seen {_OL_SEEN!r}')\n    p_x = _finite(\"p_x\", p_x)", 1)
+        assert "_OL_SEEN" in source
+        module.write_text(source + PEEK.format(repo=str(REPO_ROOT)))
+        subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(home)], check=True)
+        done = run_as_nobody(["check", "M07.6", "--workspace", str(ws), "--json", str(report),
+                              "-k", "test_accept_is_strict"], home, timeout=300)
+        assert done.returncode == 1, done.stdout + done.stderr
+        message = json.loads(report.read_text())["tests"][0]["message"]
+        seen = message.split("seen ", 1)[1]
+        assert seen.startswith("([], 65534, ["), message  # nothing of the checkout or the host
+        for name in ("home", "var", "boot", "srv"):
+            assert f"'{name}'" not in seen.split("], 65534, ")[1]
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
