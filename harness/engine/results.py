@@ -164,6 +164,21 @@ class Diagnosis:
                    differing=int(d.get("differing", 0)), evidence=tuple(d.get("evidence", ())))
 
 
+_CONFINEMENT_WORDS = (
+    ("view", "a file-system view of its own"), ("read_only", "a read-only file system"),
+    ("contained", "a PID namespace"), ("nobody", "an identity that owns nothing on the host"),
+    ("no_caps", "no capabilities"), ("tasks", "a cap on its tasks"),
+    ("disk_mb", "a cap on the disk it writes"))
+
+
+def missing_confinement(confinement: dict[str, Any] | None) -> list[str]:
+    """The properties an isolated worker lacked (``harden.Confinement``), in words."""
+    if confinement is None:
+        return []
+    return [words for key, words in _CONFINEMENT_WORDS
+            if not confinement.get(key) or confinement.get(key) == "none"]
+
+
 @dataclass(frozen=True)
 class RunResult:
     """One catalog run against one target."""
@@ -176,10 +191,17 @@ class RunResult:
     notes: tuple[str, ...] = field(default=())
     diagnosis: tuple[Diagnosis, ...] = field(default=())
     seed: int | None = None  # the run seed of the randomised cases; None: the public cases
+    # How the isolated worker was confined (``harden.Confinement`` as plain data); None in process.
+    confinement: dict[str, Any] | None = None
 
     @property
     def passed(self) -> int:
         return sum(t.ok for t in self.tests)
+
+    def unconfined(self) -> list[str]:
+        """What a complete confinement has and this run's worker lacked, in words (empty in
+        process, where the code is ol's own)."""
+        return missing_confinement(self.confinement)
 
     @property
     def failed(self) -> int:
@@ -205,6 +227,7 @@ class RunResult:
             "duration_s": self.duration_s,
             "notes": list(self.notes),
             "tests": [t.to_json() for t in self.tests],
+            "confinement": self.confinement,
         })
 
     @classmethod
@@ -222,4 +245,5 @@ class RunResult:
                 notes=tuple(d.get("notes", ())),
                 diagnosis=tuple(Diagnosis.from_json(x) for x in d.get("diagnosis", ())),
                 seed=d.get("seed"),
+                confinement=d.get("confinement"),
             )

@@ -81,17 +81,6 @@ class Confinement:
     def to_json(self) -> dict:
         return asdict(self)
 
-    def missing(self) -> list[str]:
-        """What a complete confinement has and this one lacks, in words."""
-        words = [(self.view, "a file-system view of its own"),
-                 (self.read_only, "a read-only file system"),
-                 (self.contained, "a PID namespace"),
-                 (self.nobody, "an identity that owns nothing on the host"),
-                 (self.no_caps, "no capabilities"),
-                 (self.tasks != "none", "a cap on its tasks"),
-                 (self.disk_mb > 0, "a cap on the disk it writes")]
-        return [text for ok, text in words if not ok]
-
 
 # -- 1. cgroup and limits -----------------------------------------------------------------------
 
