@@ -3,7 +3,9 @@
 What crosses from code under test to the process that decides a verdict is only this data:
 numbers, bools, numeric arrays (dtype, shape and bytes), tuples, lists, exception type and
 message (and where in the student's own files it was raised: ``Frame``), and the *name* of any
-other class. It is decoded without pickle or eval. In-process
+other class. It is decoded without pickle or eval, and only as ``encode`` writes it: at most
+``MAX_ITEMS`` items in a list or an array, ``MAX_DEPTH`` levels, a dtype by its short name (the
+frame that carries it was bounded before it was parsed: ``protocol.measure``). In-process
 targets skip the encoding (their values are ours), but every target's calls go through
 ``harness.sandbox.invoke`` and every reply through the same contract checks (``harness.engine.target``).
 Every text that crosses is made valid Unicode (a lone surrogate becomes ``\\ud800``), so no
@@ -29,6 +31,7 @@ MAX_FRAMES = 10  # of a traceback: the innermost ones in the student's files, as
 MAX_SOURCE = 200  # characters of a frame's source line
 MAX_PATH = 300  # characters of a frame's file name (relative to the workspace's python/ dir)
 _NUMERIC_KINDS = "biuf"
+_MAX_ARRAY_TEXT = (MAX_ITEMS * 16 + 2) // 3 * 4  # base64 of MAX_ITEMS items of 16 bytes (float128)
 
 
 class MalformedReply(Exception):
@@ -245,15 +248,25 @@ def _decode(data: Any, depth: int) -> Any:
             raise MalformedReply("str value is not a string")
         return clean_text(data["v"], MAX_STR)
     if t in ("tuple", "list"):
+        if type(data["items"]) is not list or len(data["items"]) > MAX_ITEMS:
+            raise MalformedReply(f"a {t} that is not a list of at most {MAX_ITEMS} items")
         items = [_decode(v, depth + 1) for v in data["items"]]
         return tuple(items) if t == "tuple" else items
     if t == "ndarray":
-        dtype = np.dtype(data["dtype"])
+        # ``encode``'s arrays only: a short dtype name (a long one can describe a million fields,
+        # seconds of numpy's time) and at most MAX_ITEMS items of at most 16 bytes.
+        name, shape, text = data["dtype"], data["shape"], data["data"]
+        if (type(name) is not str or len(name) > 8 or type(shape) is not list or len(shape) > 32
+                or type(text) is not str or len(text) > _MAX_ARRAY_TEXT):
+            raise MalformedReply("a malformed array")
+        dtype = np.dtype(name)
         if dtype.kind not in _NUMERIC_KINDS:
             raise MalformedReply(f"array dtype {dtype} is not numeric")
-        shape = tuple(int(n) for n in data["shape"])
-        buffer = base64.b64decode(data["data"], validate=True)
+        shape = tuple(int(n) for n in shape)
+        buffer = base64.b64decode(text, validate=True)
         arr = np.frombuffer(buffer, dtype=dtype).reshape(shape).astype(dtype.newbyteorder("="), copy=True)
+        if arr.size > MAX_ITEMS:
+            raise MalformedReply(f"an array of more than {MAX_ITEMS} items")
         if data.get("readonly") is True:  # the caller's array was read-only: so is the callee's
             arr.flags.writeable = False
         return arr

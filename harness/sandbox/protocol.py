@@ -6,12 +6,19 @@ Every pair of processes ol runs speaks it: the parent and its isolated worker, t
 (``Connection``) never blocks: it waits with ``poll`` until a deadline, watches the peer's pidfd,
 caps the size of a message and treats anything that is not one as ``BadMessage``. The peer side
 (``Channel``) is a plain blocking reader and writer.
+
+What the parent reads is untrusted (a worker runs the student's code), so its cost is bounded
+before it is parsed: ``measure`` counts a message's values and its nesting in a few passes of
+``bytes`` methods over the raw frame (C speed, linear), and a frame over ``MAX_VALUES`` values or
+``MAX_NESTING`` levels is ``BadMessage`` without ever being handed to ``json``. Without this a 32 MiB
+frame of empty lists (``[[],[],...]``) cost the parent a gigabyte and a minute before any check.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import struct
 import time
@@ -19,6 +26,21 @@ from collections.abc import Iterator
 
 HEADER = struct.Struct(">I")
 _DUMPS = json.JSONEncoder(separators=(",", ":")).encode
+# What one message may hold. A worker's chunk of replies holds at most 1 MiB of them unless it is
+# a single reply (``worker._send`` halves it): at most 160 000 values however the answers are made
+# (the densest: tuples of None, 13 bytes a value), 3100 for the largest the catalogs get (M06.3's
+# tables of floats; an array is one value, its base64 text). A single reply larger than that is
+# no answer the contracts allow (a scalar, a short tuple, an array): refused, fail closed. A
+# grading slot's row holds a few hundred, a ``--mine`` message a few (the report is a string,
+# read in its turn with caps of its own). A reply nests at most 22 deep: the codec's 9 levels of
+# values, each an object and its list of items, under the message, its table and the reply.
+MAX_VALUES = 1 << 18
+MAX_NESTING = 32
+
+# ``measure``'s passes: the bytes that shape a JSON text ({ and } read as [ and ]), and a string.
+_SHAPE = bytes.maketrans(b"{}", b"[]")
+_NOT_SHAPE = bytes(b for b in range(256) if b not in b'[]{},"')
+_STRING = re.compile(rb'"[^"]*"')
 
 
 class Hung(Exception):
@@ -39,11 +61,68 @@ def frame(message: dict | str) -> bytes:
     return HEADER.pack(len(data)) + data
 
 
+def measure(data: bytes, max_items: int = MAX_VALUES, stop: int = MAX_NESTING) -> tuple[int, int]:
+    """How many values ``json.loads`` builds from the UTF-8 JSON text ``data`` (containers
+    included; an object's key goes with its value) and how deep they nest. Over ``max_items``
+    values the count stops early (more than ``max_items``; the depth then 0); over ``stop``
+    levels the depth is ``stop + 1``; -1 when the brackets do not pair (not JSON).
+
+    For a JSON text the count is exact but for one more per empty container or repeated key, the
+    depth exact. For anything else both are exact up to where ``json`` stops, over after it:
+    whatever ``json`` builds lies in the longest prefix that can begin a JSON text, where
+    backslashes occur only in strings and every quote not escaped opens or closes one.
+
+    Linear and at C speed: a handful of passes of ``bytes`` methods over ``data``, a regular
+    expression over at most ``4 * max_items`` quotes (only when a string holds a bracket or a
+    comma), and at most ``stop + 1`` passes over the brackets of at most ``max_items``
+    containers. Untrusted input.
+    """
+    if b"\\" in data:  # escapes, in strings only: pairs of backslashes, then escaped quotes
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    shape = data.translate(_SHAPE, _NOT_SHAPE)  # [ ] , and the quotes
+    quotes = shape.count(b'"')
+    if quotes > 4 * max_items:  # a string is a value or the key of one: over max_items values
+        return max_items + 1, 0
+    if quotes != 2 * shape.count(b'""'):  # a string holds [ ] { } or a comma: strings out
+        shape = _STRING.sub(b"", shape)
+    commas = shape.count(b",")
+    brackets = shape.translate(None, b',"')
+    del shape
+    items = commas + brackets.count(b"[") + 1
+    if items > max_items:
+        return items, 0
+    depth = 0
+    while brackets and depth <= stop:
+        inner = brackets.replace(b"[]", b"")  # the innermost level: one per pass
+        if len(inner) == len(brackets):
+            return items, -1
+        brackets, depth = inner, depth + 1
+    return items, depth
+
+
+def bounded_loads(data: bytes, max_items: int = MAX_VALUES, max_nesting: int = MAX_NESTING,
+                  ) -> object:
+    """``json.loads(data)`` (UTF-8) once ``measure`` has found it within ``max_items`` values and
+    ``max_nesting`` levels; ``BadMessage``, saying what it is, for anything else."""
+    items, depth = measure(data, max_items, max_nesting)
+    if items > max_items:
+        raise BadMessage(f"a message of more than {max_items} values")
+    if depth > max_nesting:
+        raise BadMessage(f"a message nested more than {max_nesting} deep")
+    try:
+        if depth < 0:
+            raise ValueError("unpaired brackets")
+        return json.loads(data.decode("utf-8", "surrogatepass"))
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+        raise BadMessage(f"data that is not a message ({type(exc).__name__})") from None
+
+
 def next_message(buf: bytearray, limit: int) -> dict | None:
     """The next length-prefixed JSON object of ``buf``, removed from it; None until one is whole.
 
-    ``BadMessage``, saying what came instead: a frame over ``limit`` bytes, or data that is not a
-    JSON object. Untrusted input.
+    ``BadMessage``, saying what came instead: a frame over ``limit`` bytes, over ``MAX_VALUES``
+    values or ``MAX_NESTING`` levels (``bounded_loads``: found before it is parsed), or data that is
+    not a JSON object. Untrusted input.
     """
     if len(buf) < 4:
         return None
@@ -52,12 +131,10 @@ def next_message(buf: bytearray, limit: int) -> dict | None:
         raise BadMessage(f"a message of {size} bytes (the limit is {limit})")
     if len(buf) < 4 + size:
         return None
-    body = bytes(buf[4:4 + size])
+    with memoryview(buf) as view:
+        body = bytes(view[4:4 + size])  # one copy (a slice of ``buf`` and its bytes would be two)
     del buf[:4 + size]
-    try:
-        message = json.loads(body)
-    except (ValueError, RecursionError) as exc:
-        raise BadMessage(f"data that is not a message ({type(exc).__name__})") from None
+    message = bounded_loads(body)
     if not isinstance(message, dict):
         raise BadMessage("a message that is not an object")
     return message

@@ -1,0 +1,119 @@
+"""Issue #24, item 5: ol's own code is bounded on a submission's data, end to end through ``ol``.
+
+Each case builds a workspace (a copy of the reference with one function replaced, or a test
+suite for ``--mine``), runs ``ol`` as a subprocess with a ``TMPDIR`` of its own inside
+``tmp_path``, bounds every wait, and judges the exit code, the message and what it cost:
+
+- a reply frame built to be expensive to parse (32 MiB of empty lists) is refused before it is
+  parsed: a crash of that call, and ol's memory stays far below what parsing it took;
+- wrong answers the catalog's exact arithmetic cannot take (NaN, inf, 1e308, answers that make
+  the bisection give up) are failures of the submission (exit 1) that say what came back, never
+  an internal error (exit 3).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.engine.course import REPO_ROOT
+
+pytestmark = pytest.mark.slow
+RUN_BOUND_S = 180.0  # any single ol command here takes seconds; past this it hangs
+MODULE_FILES = {"M07.6": "rejection.py", "M06.3": "pcg32.py", "M07.1": "categorical.py"}
+
+
+def workspace(root: Path, module: str, extra: str) -> Path:
+    """A copy of the reference workspace with ``extra`` appended to the module's file (a function
+    defined there replaces the reference's)."""
+    shutil.copytree(REPO_ROOT / "reference" / "python" / "tinyllm", root / "python" / "tinyllm",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    path = root / "python" / "tinyllm" / "prob" / MODULE_FILES[module]
+    path.write_text(path.read_text() + "\n" + textwrap.dedent(extra))
+    return root
+
+
+class Ol:
+    """One ol command, in a session of its own with a private TMPDIR; its peak resident memory
+    (``VmHWM``) read while it runs; killed if it overruns."""
+
+    def __init__(self, tmp_path: Path, *args: str) -> None:
+        self.tmp = tmp_path / f"tmp-{secrets.token_hex(3)}"
+        self.tmp.mkdir()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+        env.update(TMPDIR=str(self.tmp), PYTHONDONTWRITEBYTECODE="1")
+        self.start = time.monotonic()
+        self.proc = subprocess.Popen([sys.executable, "-m", "harness", *args], cwd=REPO_ROOT,
+                                     env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     start_new_session=True)
+        self.peak_kb = 0
+
+    def wait(self, timeout: float = RUN_BOUND_S) -> Ol:
+        status = Path(f"/proc/{self.proc.pid}/status")
+        while self.proc.poll() is None and time.monotonic() - self.start < timeout:
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                for line in status.read_text().splitlines():
+                    if line.startswith("VmHWM:"):
+                        self.peak_kb = max(self.peak_kb, int(line.split()[1]))
+            time.sleep(0.02)
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+        out, err = self.proc.communicate()
+        self.out, self.err = out.decode(errors="replace"), err.decode(errors="replace")
+        self.rc = self.proc.returncode
+        self.elapsed = time.monotonic() - self.start
+        return self
+
+    @property
+    def text(self) -> str:
+        return f"rc={self.rc}\n--- stdout ---\n{self.out[-3000:]}\n--- stderr ---\n{self.err[-3000:]}"
+
+
+def ol(tmp_path: Path, *args: str) -> Ol:
+    return Ol(tmp_path, *args).wait()
+
+
+def check(tmp_path: Path, module: str, ws: Path, *extra: str) -> tuple[Ol, dict[str, dict]]:
+    """``ol check MODULE`` on ``ws`` with a JSON report: the run and the report's tests by name."""
+    report = tmp_path / f"report-{secrets.token_hex(3)}.json"
+    run = ol(tmp_path, "check", module, "--workspace", str(ws), "--json", str(report), *extra)
+    tests = ({t["name"]: t for t in json.loads(report.read_text())["tests"]}
+             if report.exists() else {})
+    return run, tests
+
+
+# == finding 1: a reply frame built to be expensive to parse =======================================
+
+def test_a_frame_of_empty_lists_is_refused_before_it_is_parsed(tmp_path):
+    """The worker (the student's code: the reply descriptor is argv[2]) writes a 32 MiB frame of
+    ``[[],[],...]`` before its answer. Before, ol parsed it whole (11 million lists: 0.9 GB and
+    about a minute) before saying 'not an object'; now the call crashes at once, with ol's memory
+    at a small multiple of the frame."""
+    ws = workspace(tmp_path / "ws", "M07.6", '''
+        import os as _o, struct as _st, sys as _s
+
+        _ol_real_rd = residual_distribution
+
+        def residual_distribution(p, q):
+            body = b"[" + b"[]," * ((32 << 20) // 3 - 10) + b"[]]"
+            _o.write(int(_s.argv[2]), _st.pack(">I", len(body)) + body)
+            return _ol_real_rd(p, q)
+        ''')
+    run, tests = check(tmp_path, "M07.6", ws, "-k", "test_residual_sum_is_ascending")
+    assert run.rc == 1, run.text
+    test = tests["test_residual_sum_is_ascending"]
+    assert test["outcome"] == "crashed", test
+    assert "the worker sent a message of more than 262144 values" in test["message"], test
+    assert run.peak_kb < 400 << 10, f"ol peaked at {run.peak_kb >> 10} MiB"
