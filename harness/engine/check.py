@@ -21,11 +21,11 @@ from harness.engine.results import RunResult, TestResult
 from harness.engine.runner import IN_PROCESS_TEST_LIMIT_S, run_catalog
 from harness.engine.target import Target
 from harness.engine.workspace import (
+    Submission,
     Workspace,
-    check_dependencies,
-    check_module_file,
     content_hash,
     prepare_overlay,
+    read_submission,
 )
 from harness.errors import HarnessError
 from harness.sandbox.fs import remove_tree
@@ -45,9 +45,9 @@ def import_lazily_used(module: Module) -> None:
 
 
 @contextlib.contextmanager
-def isolated_target(ws: Workspace, module: Module, course: Course, ref_deps: bool,
+def isolated_target(ws: Workspace, submission: Submission, module: Module, course: Course,
                     limits: Limits | None, whole_catalog: bool = False) -> Iterator[Target]:
-    """A worker for the student's code, with its overlay removed afterwards.
+    """A worker for the staged copy of the student's code, with the copy removed afterwards.
 
     The worker starts at once (an interpreter, numpy, the student's import: about 0.2 s); when the
     whole catalog is about to run, the parent meanwhile imports what its tests will need anyway
@@ -55,7 +55,7 @@ def isolated_target(ws: Workspace, module: Module, course: Course, ref_deps: boo
     """
     from harness.sandbox.isolated import IsolatedTarget
 
-    overlay = prepare_overlay(ws, module, course, ref_deps)
+    overlay = prepare_overlay(submission)
     target = None
     try:
         target = IsolatedTarget(f"workspace {ws.root}", overlay, module.import_name,
@@ -64,9 +64,10 @@ def isolated_target(ws: Workspace, module: Module, course: Course, ref_deps: boo
             import_lazily_used(module)
         status = target.import_status()
         if status is not None and status.kind in ("syntax", "import"):
-            where = f"{ws.relative(module)}, line {status.line}: " if status.line else ""
+            where = f"{_shown_file(status.file, overlay, ws, module)}, line {status.line}: " \
+                if status.line else ""
             raise HarnessError(f"importing {module.import_name} failed: {where}{status.message}",
-                               "fix the import, then run ol check again")
+                               _import_hint(status.message, module))
         yield target
     finally:
         if target is not None:
@@ -74,35 +75,74 @@ def isolated_target(ws: Workspace, module: Module, course: Course, ref_deps: boo
         remove_tree(overlay.parent)
 
 
+def _shown_file(file: str | None, overlay: Path, ws: Workspace, module: Module) -> str:
+    """The staged file an import failed in, as the workspace names it (``python/...``)."""
+    try:
+        return "python/" + Path(file or "").relative_to(overlay).as_posix()
+    except ValueError:
+        return ws.relative(module)
+
+
+def _import_hint(message: str, module: Module) -> str:
+    """What to do about a failed import: a module of the ``tinyllm`` package that is not there
+    was not staged (an import ``read_submission`` could not see)."""
+    if message.startswith("ModuleNotFoundError: No module named 'tinyllm."):
+        return (f"a check of {module.id} runs only the contract's files of {module.id} and of the "
+                f"modules it needs: move that code into python/{module.file}")
+    return "fix the import, then run ol check again"
+
+
+# What the last check of a module in a workspace ran, in this process: (workspace, module id) ->
+# the digest of the module's file in the staged copy. ``record_pass`` records that digest, not
+# the one of the file as it is after the run.
+_RAN: dict[tuple[str, str], str] = {}
+
+
+def ran_digest(ws: Workspace, module: Module) -> str | None:
+    """The digest of the module's file in the copy the last check of it in ``ws`` ran, if any."""
+    return _RAN.get((str(ws.root), module.id))
+
+
 @contextlib.contextmanager
-def open_target(request: CheckRequest, ws: Workspace | None) -> Iterator[Target]:
-    """The target a check runs against: the reference, a mutant (in-process), or the workspace."""
+def checked_target(request: CheckRequest, ws: Workspace | None,
+                   tree_digest: str | None = None) -> Iterator[tuple[Target, tuple[str, ...]]]:
+    """The target a check runs against (the reference, a mutant in process, or the workspace's
+    staged copy in a worker) and the notes of its staging. ``tree_digest``: the digest the
+    workspace's tree must still have (``ol grade`` hashed it when it planned)."""
     course = load_course()
     module = course.module(request.module_id)
     if request.target == "reference":
         from harness.engine.own_code import reference_target
 
-        yield reference_target(module)
+        yield reference_target(module), ()
     elif request.target == "student":
         assert ws is not None
-        check_module_file(ws, module)
-        check_dependencies(ws, module, course, request.ref_deps)
-        with isolated_target(ws, module, course, request.ref_deps, request.limits,
+        submission = read_submission(ws, module, course, request.ref_deps, tree_digest)
+        _RAN[(str(ws.root), module.id)] = submission.module_digest
+        with isolated_target(ws, submission, module, course, request.limits,
                              whole_catalog=request.pattern is None) as target:
-            yield target
+            yield target, submission.notes
     else:
         from harness.engine.mutants import find_mutant
         from harness.lab.engine import mutant_target
 
-        yield mutant_target(find_mutant(module.id, request.target), module)
+        yield mutant_target(find_mutant(module.id, request.target), module), ()
+
+
+@contextlib.contextmanager
+def open_target(request: CheckRequest, ws: Workspace | None) -> Iterator[Target]:
+    """The target a check runs against: the reference, a mutant (in-process), or the workspace."""
+    with checked_target(request, ws) as (target, _):
+        yield target
 
 
 def run_check(request: CheckRequest, ws: Workspace | None,
-              on_result: Callable[[TestResult], None] | None = None) -> RunResult:
+              on_result: Callable[[TestResult], None] | None = None,
+              tree_digest: str | None = None) -> RunResult:
     course = load_course()
     module = course.module(request.module_id)
     label = str(ws.root) if ws is not None else request.target
-    with open_target(request, ws) as target:
+    with checked_target(request, ws, tree_digest) as (target, notes):
         # The worker enforces its own limits; in process, the runner's alarm bounds each test.
         limit = None if request.target == "student" else getattr(
             request.limits, "test_timeout_s", IN_PROCESS_TEST_LIMIT_S)
@@ -113,6 +153,8 @@ def run_check(request: CheckRequest, ws: Workspace | None,
     if not result.tests:
         raise HarnessError(f"-k {request.pattern!r} selects no test of {module.id}",
                            f"`ol tests {module.id}` lists the test names")
+    if notes:
+        result = dataclasses.replace(result, notes=(*result.notes, *notes))
     if recorder is not None and result.failed:
         result = with_diagnosis(module, result, recorder)
     return result
@@ -240,19 +282,24 @@ def load_passes(ws: Workspace) -> dict:
         os.close(dir_fd)
 
 
-def record_pass(ws: Workspace, module: Module, source: str) -> str | None:
-    """Remember that exactly this content of the module passed its whole catalog.
+def record_pass(ws: Workspace, module: Module, source: str | bytes) -> str | None:
+    """Remember that the module passed its whole catalog: the digest of its file in the staged
+    copy the last check of it in ``ws`` ran in this process (``ran_digest``), whatever the file
+    holds now; ``source``'s digest only when this process ran no check of it there.
 
-    Returns None (recorded, or recorded already), or why nothing was recorded (a read-only
-    workspace, a ``.ol`` turned into a link during the run): the verdict stands either way, and
-    ``ol diff`` asks for a pass again.
+    ``source`` is the file read again after the run (``check_module_file``): an error there (the
+    file changed meanwhile) stops the caller before it records. Returns None (recorded, or
+    recorded already), or why nothing was recorded (a read-only workspace, a ``.ol`` turned
+    into a link during the run): the verdict stands either way, and ``ol diff`` asks for a pass
+    again.
     """
+    key = ran_digest(ws, module) or content_hash(source)
     try:
         passes = load_passes(ws)
         entry = passes.setdefault(module.id, {})
-        if content_hash(source) in entry:
+        if key in entry:
             return None  # recorded already: the first pass's time is kept
-        entry[content_hash(source)] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        entry[key] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         _write_passes(ws, json.dumps(passes, indent=2) + "\n")
     except HarnessError as exc:
         return exc.message
@@ -287,5 +334,6 @@ def _write_passes(ws: Workspace, text: str) -> None:
         os.close(dir_fd)
 
 
-def has_passed(ws: Workspace, module: Module, source: str) -> bool:
+def has_passed(ws: Workspace, module: Module, source: str | bytes) -> bool:
+    """Whether a check recorded a pass of exactly these bytes (a text: its UTF-8 encoding)."""
     return content_hash(source) in load_passes(ws).get(module.id, {})

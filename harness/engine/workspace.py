@@ -1,9 +1,14 @@
 """Student workspaces: finding one, reading its files statically, and preparing what a worker runs.
 
-Nothing here executes student code: syntax, stubs, missing functions and signatures are read
-with ``ast``. The worker runs a *copy* of the workspace's ``tinyllm`` package, its Python source as
-``harness.sandbox.staging`` stages it (with the reference substituted for dependencies under
-``--ref-deps``), so no bytecode or stray file lands in the workspace and none is imported.
+What runs is what was read (``read_submission``): a check stages the workspace's ``python/`` tree
+once (``harness.sandbox.staging``), and every check of it reads those bytes: the module's file
+parsed with ``ast`` (nothing executes: syntax, compile-time errors, missing functions, signatures),
+the modules it needs (missing, still a stub), the imports of the staged files. The worker imports
+a *copy* made of the same bytes that holds only the contract's files: the module's own and those
+of the modules it needs (the reference's under ``--ref-deps``), under ol's own empty package
+``__init__.py`` files. A student's package files are never run, and no other file of the
+workspace is copied: an import of one is refused before the run. A pass is recorded under the
+digest of the module's file in that copy (``Submission.module_digest``).
 """
 
 from __future__ import annotations
@@ -11,8 +16,8 @@ from __future__ import annotations
 import ast
 import errno
 import hashlib
+import importlib.util
 import os
-import shutil
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,10 +26,9 @@ from harness.engine.course import REFERENCE_DIR, REFERENCE_PYTHON, STUDENT_DIR, 
 from harness.errors import HarnessError
 from harness.sandbox.fs import remove_tree
 from harness.sandbox.rundirs import run_dir
-from harness.sandbox.staging import materialize, stage
+from harness.sandbox.staging import Staged, digest, materialize, stage
 
-MAX_FILE_BYTES = 1 << 20  # a module a student writes is far smaller; anything bigger is a mistake
-PACKAGE = "python/tinyllm"  # what the worker imports of a workspace's staged python/ tree
+MAX_FILE_BYTES = 64 << 10  # a module's source; the reference's biggest is 5 KB (see ``parse``)
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,9 @@ def resolve_workspace(arg: str | None, cwd: Path | None = None) -> Workspace:
 
 
 def read_source(path: Path, shown: str) -> str:
-    """The text of a student's file, or a one-line HarnessError saying why it cannot be read.
+    """The text of a file of ol's own or a student's file read outside a check, or a one-line
+    HarnessError saying why it cannot be read. (A check reads a workspace only through staging:
+    ``read_submission``.)
 
     Only a regular file, read at most ``MAX_FILE_BYTES`` (a link to /dev/zero would never end).
     """
@@ -99,15 +105,45 @@ def read_source(path: Path, shown: str) -> str:
                            "check that the file exists and is readable") from None
 
 
-def parse(source: str, shown: str) -> ast.Module:
+def text_of(data: bytes, shown: str) -> str:
+    """A module's bytes as the importer decodes them (its coding line or UTF-8, a BOM skipped,
+    newlines universal), or a one-line HarnessError."""
+    if len(data) > MAX_FILE_BYTES:
+        raise HarnessError(f"{shown} is larger than {MAX_FILE_BYTES // 1024} KiB",
+                           "a module is a few hundred lines; check the file")
     try:
-        compile(source, shown, "exec", dont_inherit=True)  # compile-time errors too; runs nothing
-        return ast.parse(source, filename=shown)
+        return importlib.util.decode_source(data)
+    except (UnicodeDecodeError, SyntaxError, LookupError):
+        raise HarnessError(f"cannot read {shown}: it is not UTF-8 text", "save it as UTF-8") from None
+
+
+def parse(source: str | bytes, shown: str) -> ast.Module:
+    """``source`` parsed and compiled (compile-time errors too; nothing runs), or a one-line
+    HarnessError: a syntax error, or a source Python's parser or compiler cannot handle.
+
+    Bytes are parsed as the importer reads a file (its coding line, a BOM). The parser refuses a
+    source nested too deeply with ``MemoryError`` ("parser stack overflowed", raised before it
+    allocates anything: a 10 KB line of unary minus), the compiler with ``RecursionError`` (a sum
+    of 20 000 terms): both are caught here, where nothing has grown. ``MAX_FILE_BYTES`` bounds
+    the rest: the slowest sources measured within it (an f-string of 20 000 fields, a chain of
+    16 000 comparisons) take 1.3 s and 85 MiB on Python 3.11 to 3.13.
+    """
+    if len(source) > MAX_FILE_BYTES:
+        raise HarnessError(f"{shown} is larger than {MAX_FILE_BYTES // 1024} KiB",
+                           "a module is a few hundred lines; check the file")
+    try:
+        tree = ast.parse(source, filename=shown)
+        compile(tree, shown, "exec", dont_inherit=True)  # the symbol table's errors too
+        return tree
     except SyntaxError as exc:
         raise HarnessError(f"syntax error in {shown}, line {exc.lineno}: {exc.msg}",
                            "fix it, then run ol check again") from None
-    except ValueError as exc:  # e.g. null bytes
+    except (ValueError, OverflowError, SystemError) as exc:  # e.g. null bytes
         raise HarnessError(f"cannot parse {shown}: {exc}", "fix the file") from None
+    except (MemoryError, RecursionError) as exc:
+        why = str(exc) or "parser stack overflowed"
+        raise HarnessError(f"cannot parse {shown}: it is nested too deeply for Python ({why})",
+                           "split the long expression into several statements") from None
 
 
 def _is_stub_body(body: list[ast.stmt]) -> bool:
@@ -129,37 +165,34 @@ def _functions_of(node: ast.AST) -> list[ast.FunctionDef]:
     return [node]  # type: ignore[list-item]
 
 
-def module_state(ws: Workspace, module: Module) -> str:
-    """``missing``, ``stub`` (every contract function still raises NotImplementedError), or ``written``."""
-    path = ws.file(module)
-    if not path.is_file():
-        return "missing"
+def _state(data: bytes | None, module: Module, shown: str) -> tuple[str, ast.Module | None,
+                                                                    HarnessError | None]:
+    """``missing``, ``stub`` (every contract function still raises NotImplementedError) or
+    ``written`` (a file that does not parse too: its own check says what is wrong), with the tree
+    or why there is none."""
+    if data is None:
+        return "missing", None, None
     try:
-        tree = ast.parse(read_source(path, str(path)))
-    except (SyntaxError, ValueError, HarnessError):
-        return "written"  # broken, but not a stub: its own check will say what is wrong
+        tree = parse(data, shown)
+    except HarnessError as exc:
+        return "written", None, exc
     defs = _definitions(tree)
     for name in module.functions:
         node = defs.get(name)
-        if node is None:
-            continue
-        if not all(_is_stub_body(f.body) for f in _functions_of(node)):
-            return "written"
-    return "stub"
+        if node is not None and not all(_is_stub_body(f.body) for f in _functions_of(node)):
+            return "written", tree, None
+    return "stub", tree, None
 
 
-def check_dependencies(ws: Workspace, module: Module, course: Course, ref_deps: bool) -> None:
-    """Stop with ``M07.6 needs M07.1`` when a module it needs is missing or a stub."""
-    if ref_deps:
-        return
-    for dep_id in _all_needs(module, course):  # direct needs first: "M07.6 needs M07.1"
-        dep = course.module(dep_id)
-        state = module_state(ws, dep)
-        if state != "written":
-            raise HarnessError(
-                f"{module.id} needs {dep.id}",
-                f"{ws.relative(dep)} is {'missing' if state == 'missing' else 'still a stub'}: "
-                f"pass `ol check {dep.id}` first, or run with --ref-deps to use the reference {dep.id}")
+def module_state(ws: Workspace, module: Module) -> str:
+    """``missing``, ``stub`` (every contract function still raises NotImplementedError), or
+    ``written``, of the file as staging reads it (a tree it refuses: ``written``, the check that
+    follows says why)."""
+    try:
+        staged = stage(ws.root)
+    except HarnessError:
+        return "written"
+    return _state(staged.files.get(ws.relative(module)), module, ws.relative(module))[0]
 
 
 def _all_needs(module: Module, course: Course) -> tuple[str, ...]:
@@ -193,16 +226,30 @@ def _signatures(tree: ast.Module) -> dict[str, list[str]]:
     return sigs
 
 
-def check_module_file(ws: Workspace, module: Module) -> str:
-    """The module's source if it exists, parses, and defines every contract function with the
-    contract's parameters; otherwise a one-line HarnessError."""
+def module_bytes(ws: Workspace, module: Module, staged: Staged) -> bytes:
+    """The module's file as ``staged`` read it, or a one-line HarnessError when it has none."""
     shown = ws.relative(module)
-    path = ws.file(module)
-    if not path.exists():
-        raise HarnessError(f"{shown} does not exist in {ws.root}",
-                           f"run `ol start {module.id}` to write the stubs")
-    source = read_source(path, shown)
-    tree = parse(source, shown)
+    data = staged.files.get(shown)
+    if data is not None:
+        return data
+    # Staging read no such file: nothing there, or a folder (a link or special file was refused).
+    if ws.file(module).is_dir() and not ws.file(module).is_symlink():
+        raise HarnessError(f"cannot read {shown}: Is a directory", "put the module's text there")
+    raise HarnessError(f"{shown} does not exist in {ws.root}",
+                       f"run `ol start {module.id}` to write the stubs")
+
+
+def read_module(ws: Workspace, module: Module) -> bytes:
+    """The module's file as staging reads it now (the whole tree staged: what it refuses, a
+    check refuses too)."""
+    return module_bytes(ws, module, stage(ws.root))
+
+
+def check_source(data: bytes, module: Module, shown: str) -> ast.Module:
+    """The module's parsed source, if it decodes, parses and defines every contract function
+    with the contract's parameters; otherwise a one-line HarnessError."""
+    text_of(data, shown)  # the size cap, and an encoding the importer can read
+    tree = parse(data, shown)
     defs = _definitions(tree)
     for name in module.functions:
         if name not in defs:
@@ -214,42 +261,182 @@ def check_module_file(ws: Workspace, module: Module) -> str:
             raise HarnessError(
                 f"{name}({', '.join(mine[name])}) in {shown} does not match the contract "
                 f"{name}({', '.join(params)})", "use the contract's parameters, in its order")
-    return source
+    return tree
 
 
-def content_hash(source: str) -> str:
-    return hashlib.sha256(source.encode("utf-8")).hexdigest()
+def check_module_file(ws: Workspace, module: Module) -> str:
+    """The module's source as staging reads it now, if it passes ``check_source``; otherwise a
+    one-line HarnessError."""
+    shown = ws.relative(module)
+    data = read_module(ws, module)
+    check_source(data, module, shown)
+    return text_of(data, shown)
 
 
-def prepare_overlay(ws: Workspace, module: Module, course: Course, ref_deps: bool) -> Path:
-    """A temporary copy of the workspace's ``tinyllm`` package for the worker to import.
+def content_hash(source: str | bytes) -> str:
+    """The digest ``ol check`` records for a module's file that passed: sha256 of its bytes."""
+    return hashlib.sha256(source.encode("utf-8") if isinstance(source, str) else source).hexdigest()
 
-    The copy is what ``harness.sandbox.staging`` stages of ``python/``: its ``.py`` files only,
-    after refusing (one-line ``HarnessError``) a link, a special file, a tree too deep or too
-    big, a name that is not UTF-8, and whatever Python would import instead of the source. It
-    is the same reading as ``ol grade``'s, so both refuse the same workspaces. Under
-    ``--ref-deps`` the reference files replace the modules ``module`` needs. Returns the
-    directory to put on the worker's ``sys.path``; the caller removes its parent.
+
+# -- what the worker runs ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Submission:
+    """What a check of one module runs of a workspace, read once (``read_submission``).
+
+    ``files`` is the staged copy the worker imports (``python/...`` paths): ol's own empty
+    package ``__init__.py`` files, the module's file and those of the modules it needs (the
+    reference's under ``--ref-deps``), each the bytes the checks parsed. ``digest`` is that
+    copy's, ``module_digest`` the module's file's (what a pass records and ``ol diff`` shows),
+    ``tree_digest`` the whole ``python/`` tree's as staging read it (a gradebook's content hash).
+    ``notes`` say what of the workspace was not used.
+    """
+
+    files: dict[str, bytes]
+    digest: str
+    module_digest: str
+    tree_digest: str
+    notes: tuple[str, ...] = ()
+
+
+def read_submission(ws: Workspace, module: Module, course: Course, ref_deps: bool,
+                    tree_digest: str | None = None) -> Submission:
+    """Stage ``ws`` once and check what a check of ``module`` would run, or a one-line
+    HarnessError: the module's file (``check_source``), each module it needs (missing or still a
+    stub: ``M07.6 needs M07.1``; it must parse), and every import of a staged file of the
+    workspace that names a module ol does not stage. ``tree_digest``: the digest the tree must
+    still have (``ol grade`` hashed it before).
     """
     staged = stage(ws.root)
-    package = {rel: data for rel, data in staged.files.items()
-               if rel.startswith(f"{PACKAGE}/")}
+    if tree_digest is not None and staged.digest != tree_digest:
+        raise HarnessError(f"{ws.root}/python changed while it was being graded",
+                           "grade it again once it no longer changes")
+    shown = ws.relative(module)
+    data = module_bytes(ws, module, staged)
+    theirs = {shown: check_source(data, module, shown)}  # the workspace's files staged, parsed
+    copy = {shown: data}
+    broken = None
+    for dep_id in _all_needs(module, course):  # direct needs first: "M07.6 needs M07.1"
+        dep = course.module(dep_id)
+        dep_shown = ws.relative(dep)
+        if ref_deps:
+            copy[dep_shown] = (REFERENCE_PYTHON / dep.file).read_bytes()
+            continue
+        dep_data = staged.files.get(dep_shown)
+        state, tree, problem = _state(dep_data, dep, dep_shown)
+        if state != "written":
+            raise HarnessError(
+                f"{module.id} needs {dep.id}",
+                f"{dep_shown} is {state.replace('stub', 'still a stub')}: pass `ol check "
+                f"{dep.id}` first, or run with --ref-deps to use the reference {dep.id}")
+        assert dep_data is not None, "a written module has a file"
+        copy[dep_shown] = dep_data
+        if tree is not None:
+            theirs[dep_shown] = tree
+        broken = broken or problem
+    if broken is not None:
+        raise broken
+    packages = _package_files(copy)
+    copy.update(dict.fromkeys(packages, b""))
+    _check_imports(theirs, copy, staged, module)
+    notes = tuple(f"{init} holds code that ol did not run: a check runs only the contract's files "
+                  f"under ol's own empty package files" for init in packages
+                  if init in staged.files and _holds_code(staged.files[init], init))
+    files = dict(sorted(copy.items()))
+    return Submission(files, digest(files), content_hash(data), staged.digest, notes)
+
+
+def _package_files(files: dict[str, bytes]) -> list[str]:
+    """The ``__init__.py`` of every folder below ``python/`` that holds one of ``files``."""
+    found: set[str] = set()
+    for rel in files:
+        parts = rel.split("/")[1:-1]  # below python/, without the file's own name
+        found.update("/".join(["python", *parts[:i], "__init__.py"]) for i in range(1, len(parts) + 1))
+    return sorted(found)
+
+
+def _holds_code(data: bytes, shown: str) -> bool:
+    """Whether a package file holds more than docstrings, comments and ``pass``."""
+    try:
+        tree = parse(data, shown)
+    except HarnessError:
+        return True
+    return not all(isinstance(s, ast.Pass) or (isinstance(s, ast.Expr)
+                                               and isinstance(s.value, ast.Constant))
+                   for s in tree.body)
+
+
+def _dotted(rel: str) -> str:
+    """``python/tinyllm/prob/rejection.py`` -> ``tinyllm.prob.rejection`` (a package file: the
+    package's name)."""
+    return rel.removeprefix("python/").removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+
+
+def _check_imports(trees: dict[str, ast.Module], copy: dict[str, bytes], staged: Staged,
+                   module: Module) -> None:
+    """Refuse, in one line, an import in a staged file of the workspace of a module of the
+    workspace that is not staged (``tinyllm.prob.utils``, a top-level ``utils``): ol's package
+    files are empty, so any name taken from ``tinyllm`` or ``tinyllm.prob`` is a module too.
+    Imports of anything else (numpy, the standard library, a module that exists nowhere) are
+    left to the import, which says what is wrong."""
+    modules = {_dotted(rel) for rel in copy}
+    packages = {_dotted(rel) for rel in copy if rel.endswith("/__init__.py")}
+    tops = {rel.split("/")[1].removesuffix(".py") for rel in staged.files} | {"tinyllm"}
+    for rel, tree in trees.items():
+        package = _dotted(rel).rpartition(".")[0]
+        for line, name, names in _imports(tree, package):
+            missing = _not_staged(name, names, modules, packages, tops)
+            if missing is not None:
+                raise HarnessError(
+                    f"{rel}, line {line} imports {missing}, which ol does not run: a check of "
+                    f"{module.id} runs only the contract's files of {module.id} and of the modules "
+                    f"it needs, under ol's own empty package files", f"move that code into {rel}")
+
+
+def _imports(tree: ast.Module, package: str):
+    """``(line, module, names imported from it)`` of every import in ``tree``, relative ones
+    resolved against ``package``."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name, []
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".") if package else []
+                if node.level - 1 >= len(parts):
+                    continue  # beyond the top-level package: the import itself fails
+                base = ".".join([*parts[:len(parts) - node.level + 1], *([base] if base else [])])
+            yield node.lineno, base, [a.name for a in node.names if a.name != "*"]
+
+
+def _not_staged(name: str, names: list[str], modules: set[str], packages: set[str],
+                tops: set[str]) -> str | None:
+    """The first module of the workspace named by an import of ``names`` from ``name`` that is
+    not staged, or None."""
+    parts = name.split(".")
+    if parts[0] not in tops:
+        return None
+    for i in range(1, len(parts) + 1):
+        if ".".join(parts[:i]) not in modules:
+            return ".".join(parts[:i])
+    if name in packages:
+        for n in names:
+            if f"{name}.{n}" not in modules:
+                return f"{name}.{n}"
+    return None
+
+
+def prepare_overlay(submission: Submission) -> Path:
+    """The staged copy written to a temporary folder for the worker to import: the directory
+    to put on its ``sys.path`` (``.../python``); the caller removes its parent."""
     tmp = run_dir("ws")  # named after this process: swept if it is killed
     try:
-        materialize(package, tmp)
-        dest = tmp / "python"
-        for init in ("tinyllm/__init__.py", "tinyllm/prob/__init__.py"):
-            if not (dest / init).exists():
-                (dest / init).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(REFERENCE_PYTHON / init, dest / init)
-        if ref_deps:
-            for dep_id in _all_needs(module, course):
-                dep = course.module(dep_id)
-                shutil.copyfile(REFERENCE_PYTHON / dep.file, dest / dep.file)
-        return dest
+        materialize(submission.files, tmp)
+        return tmp / "python"
     except OSError as exc:
         remove_tree(tmp)
-        raise HarnessError(f"cannot copy the workspace {ws.root}: {exc}",
+        raise HarnessError(f"cannot copy the workspace: {exc}",
                            "check that there is room in the temporary folder") from None
     except BaseException:
         remove_tree(tmp)

@@ -66,7 +66,8 @@ class Job:
     def request(self, module_id: str, settings: dict[str, Any], workspace: str) -> dict[str, Any]:
         limits = {"call_timeout_s": settings["call_timeout_s"], "memory_mb": settings["memory_mb"]}
         return {"id": self.name, "module": module_id, "workspace": workspace,
-                "ref_deps": settings["ref_deps"], "limits": limits, "seed": settings["seed"]}
+                "ref_deps": settings["ref_deps"], "limits": limits, "seed": settings["seed"],
+                "digest": self.digest}
 
 
 @dataclass

@@ -39,9 +39,11 @@ INTERNAL = "internal"
 # -- inside a slot ---------------------------------------------------------------------------------
 
 def grade_workspace(module_id: str, root: str, ref_deps: bool, limits: dict[str, Any],
-                    seed: int | None = None) -> dict:
+                    seed: int | None = None, digest: str | None = None) -> dict:
     """One submission checked as ``ol check MODULE --workspace ROOT [--ref-deps] --seed SEED``
     checks it (``seed`` None: the public cases); the run in the row records the seed.
+    ``digest``: the content hash the gradebook records for it, which the tree staged for the
+    check must still have (else the row is an ``error``: what ran is what was hashed).
 
     A setup error (``ol check`` exit 2) is the verdict ``error`` with its one-line message.
     """
@@ -55,7 +57,7 @@ def grade_workspace(module_id: str, root: str, ref_deps: bool, limits: dict[str,
         ws = resolve_workspace(root)
         request = CheckRequest(module_id, root, "student", ref_deps, None, Limits(**limits),
                                seed=seed)
-        run = run_check(request, ws)
+        run = run_check(request, ws, tree_digest=digest)
     except HarnessError as exc:
         return {"verdict": "error", "passed": 0, "failed": 0, "tests": {},
                 "message": exc.message, "time_s": time.perf_counter() - start}
@@ -99,7 +101,7 @@ def slot_main(module_id: str, parent: int, request_fd: int, reply_fd: int) -> No
     while (request := channel.recv()) is not None:
         try:
             row = grade_workspace(request["module"], request["workspace"], request["ref_deps"],
-                                  request["limits"], request.get("seed"))
+                                  request["limits"], request.get("seed"), request.get("digest"))
         except Exception as exc:  # noqa: BLE001 - a harness bug: reported, the slot carries on
             row = {"verdict": INTERNAL, "passed": 0, "failed": 0, "tests": {},
                    "message": f"the harness failed: {type(exc).__name__}: {exc}", "time_s": 0.0}

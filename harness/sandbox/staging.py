@@ -4,6 +4,9 @@
 path: bytes}`` with their digest. Everything else that needs a submission's files (the worker's
 copy under ``ol check``, the gradebook's content hash, the files a Dask task carries) takes them
 from here, so every path sees the same tree and refuses the same things, with the same line.
+The worker's copy is not this whole tree: ``harness.engine.workspace.read_submission`` takes from
+it only the contract's files (the module's and those of the modules it needs), checks those
+bytes, and writes them under ol's own package files.
 
 The walk works through directory descriptors with an explicit stack, opens nothing through a
 link (``O_NOFOLLOW``) and never recurses, like ``harness.sandbox.fs.remove_tree``. What it decides:

@@ -233,3 +233,46 @@ def test_materialize_refuses_paths_outside_its_folder(tmp_path, rel):
     with pytest.raises(ValueError):
         materialize({rel: b""}, tmp_path / "dest")
     assert not (tmp_path / "x").exists()
+
+
+# -- what a check runs of the staged tree (harness.engine.workspace.read_submission) --------------
+
+def submission(root: Path, module_id: str = "M07.6", ref_deps: bool = False):
+    from harness.engine.course import load_course
+    from harness.engine.workspace import Workspace, read_submission
+
+    course = load_course()
+    return read_submission(Workspace(root.resolve()), course.module(module_id), course, ref_deps)
+
+
+def test_a_check_runs_only_the_contracts_files_under_ols_own_package_files(tmp_path):
+    import hashlib
+
+    root = workspace(tmp_path)
+    (root / PROB / "__init__.py").write_text("import os\nos.environ['X'] = '1'\n")
+    (root / PROB / "utils.py").write_text("x = 1\n")
+    (root / "python" / "helpers.py").write_text("x = 1\n")
+    staged = stage(root)
+    sub = submission(root)
+    contract = [f"{PROB}/{n}.py" for n in ("categorical", "pcg32", "rejection")]
+    inits = ["python/tinyllm/__init__.py", f"{PROB}/__init__.py"]
+    assert list(sub.files) == sorted(contract + inits)
+    assert all(sub.files[rel] == b"" for rel in inits), "ol's own, empty"
+    assert all(sub.files[rel] == staged.files[rel] for rel in contract), "the bytes read"
+    rejection = staged.files[f"{PROB}/rejection.py"]
+    assert sub.module_digest == hashlib.sha256(rejection).hexdigest()
+    assert sub.digest == digest(sub.files) and sub.tree_digest == staged.digest
+    assert sub.notes == (f"{PROB}/__init__.py holds code that ol did not run: a check runs only "
+                         "the contract's files under ol's own empty package files",)
+    assert list(submission(root, "M06.3").files) == sorted([f"{PROB}/pcg32.py", *inits])
+
+
+def test_under_ref_deps_the_dependencies_are_the_references(tmp_path):
+    root = workspace(tmp_path)
+    (root / PROB / "categorical.py").write_text("def sample_categorical(p, u):\n"
+                                                "    raise NotImplementedError\n")
+    with pytest.raises(HarnessError, match="^M07.6 needs M07.1$"):
+        submission(root)
+    sub = submission(root, ref_deps=True)
+    assert sub.files[f"{PROB}/categorical.py"] == (REFERENCE_DIR / PROB
+                                                   / "categorical.py").read_bytes()
