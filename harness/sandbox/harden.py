@@ -547,7 +547,8 @@ def harden(config: dict) -> Confinement:
     _drop_bounding_set(libc)
     # As root: the host's nobody. As any other user the kernel keeps that user's uid (seen as
     # 65534 inside), which owns nothing the view shows but the run folder.
-    nobody = _become_nobody() if root_user and user else (not root_user and in_view)
+    # Only inside the view: outside it nobody may not reach the interpreter (a pyenv under /root).
+    nobody = _become_nobody() if root_user and in_view else (not root_user and in_view)
     if root_user and nobody and tasks == "none":  # no cgroup: cap nobody's tasks instead
         with contextlib.suppress(OSError, ValueError):
             value = _user_tasks(NOBODY) + config["limits"]["max_processes"]
