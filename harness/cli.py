@@ -19,6 +19,9 @@ from pathlib import Path
 
 from harness import __version__
 from harness.engine.limits import (
+    DISK_HINT,
+    DISK_MB_MAX,
+    DISK_MB_MIN,
     JOBS_MAX,
     MEMORY_HINT,
     MEMORY_MB_MAX,
@@ -101,6 +104,13 @@ def _memory_arg(p: argparse.ArgumentParser) -> None:
                    metavar="MB", action=_Once,
                    help=f"memory limit of the worker (default 4096, from {MEMORY_MB_MIN} to "
                    f"{MEMORY_MB_MAX})")
+
+
+def _disk_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--disk-mb", type=_count("--disk-mb", DISK_MB_MIN, DISK_MB_MAX, DISK_HINT),
+                   metavar="MB", action=_Once,
+                   help=f"what the code under test may write, in its run folder (a tmpfs; default "
+                   f"64, from {DISK_MB_MIN} to {DISK_MB_MAX})")
 
 
 def _jobs_arg(p: argparse.ArgumentParser, help_text: str) -> None:
@@ -277,6 +287,7 @@ def _check_parser(p: argparse.ArgumentParser, modules: list[tuple[str, str]]) ->
     _seed_arg(p, "public, the cases you can read and reproduce")
     _timeout_arg(p)
     _memory_arg(p)
+    _disk_arg(p)
 
 
 def _lab_parser(p: argparse.ArgumentParser, modules: list[tuple[str, str]]) -> None:

@@ -34,10 +34,11 @@ def seed_option(args: argparse.Namespace, fresh: bool) -> int | str | None:
 
 
 def worker_limits_of(args: argparse.Namespace):
-    """The isolated worker's limits from ``--timeout`` and ``--memory-mb``."""
+    """The isolated worker's limits from ``--timeout``, ``--memory-mb`` and ``--disk-mb``."""
     from harness.engine.limits import worker_limits
 
-    return worker_limits(getattr(args, "timeout", None), getattr(args, "memory_mb", None))
+    return worker_limits(getattr(args, "timeout", None), getattr(args, "memory_mb", None),
+                         getattr(args, "disk_mb", None))
 
 
 def check_report_paths(paths: Sequence[str | None | tuple[str, str | None]],

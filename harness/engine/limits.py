@@ -21,6 +21,9 @@ SUBMISSION_TIMEOUT_MAX_S = 86400.0  # one submission of ol grade: a day
 MEMORY_MB_MIN, MEMORY_MB_MAX = 256, 1 << 20
 JOBS_MAX = 256
 MEMORY_HINT = "the default is 4096; numpy alone needs about 100 MB"
+# The worker's run folder is a tmpfs of its own (#24): its pages are memory, so the cap is modest.
+DISK_MB_MIN, DISK_MB_MAX = 1, 16384
+DISK_HINT = "the default is 64: what the code under test may write in its run folder"
 
 
 def check_seconds(flag: str, value: float, maximum: float, example: str,
@@ -48,8 +51,10 @@ def check_jobs(jobs: int | None) -> int | None:
     return None if jobs is None else check_count("--jobs", jobs, 1, JOBS_MAX, "e.g. --jobs 2")
 
 
-def worker_limits(timeout_s: float | None, memory_mb: int | None) -> Limits:
-    """The isolated worker's limits from ``--timeout`` and ``--memory-mb`` (None: the default)."""
+def worker_limits(timeout_s: float | None, memory_mb: int | None,
+                  disk_mb: int | None = None) -> Limits:
+    """The isolated worker's limits from ``--timeout``, ``--memory-mb`` and ``--disk-mb`` (None:
+    the default)."""
     from harness.sandbox.isolated import Limits
 
     limits = Limits()
@@ -59,4 +64,7 @@ def worker_limits(timeout_s: float | None, memory_mb: int | None) -> Limits:
     if memory_mb is not None:
         limits = dataclasses.replace(limits, memory_mb=check_count(
             "--memory-mb", int(memory_mb), MEMORY_MB_MIN, MEMORY_MB_MAX, MEMORY_HINT))
+    if disk_mb is not None:
+        limits = dataclasses.replace(limits, disk_mb=check_count(
+            "--disk-mb", int(disk_mb), DISK_MB_MIN, DISK_MB_MAX, DISK_HINT))
     return limits

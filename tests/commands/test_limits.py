@@ -30,6 +30,8 @@ CASES = [
     *[(["check", "M07.6", "--memory-mb", v], f"--memory-mb {MEMORY}, got {v}")
       for v in ("1000000000000", str(10 ** 30), "255", "0", "-4096")],
     (["check", "M07.6", "--memory-mb", "4e3"], "--memory-mb must be a whole number, got '4e3'"),
+    *[(["check", "M07.6", "--disk-mb", v], f"--disk-mb must be at least 1 and at most 16384, got {v}")
+      for v in ("0", "-1", "16385")],
     (["grade", "M07.6", "subs", "--timeout", "inf"], f"--timeout {TIMEOUT}, got inf"),
     (["grade", "M07.6", "subs", "--memory-mb", str(2 ** 64)], f"--memory-mb {MEMORY}"),
     (["grade", "M07.6", "subs", "--submission-timeout", "inf"], f"--submission-timeout {SUBMISSION}"),

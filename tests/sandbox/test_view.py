@@ -1,0 +1,134 @@
+"""The worker's view, identity and metered resources (#24): what it reports, the disk cap, the
+task cap where no cgroup can be made, and the harness files copied into the view."""
+
+from __future__ import annotations
+
+import ast
+import errno
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from harness.engine.course import REPO_ROOT
+from harness.engine.results import missing_confinement
+from harness.sandbox import proctree, worker
+from harness.sandbox.isolated import IsolatedTarget, Limits, confinement_of
+
+ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="the identity of its own needs root")
+
+PROBES = '''
+import os, threading, time
+
+def fill(mb):
+    """Write ``mb`` MiB in 1 MiB files (each far below the file size limit); the errno that
+    stopped it, 0 if none did, and how many MiB were written."""
+    chunk = b"x" * (1 << 20)
+    for i in range(mb):
+        try:
+            with open(f"fill-{i}", "wb") as f:
+                f.write(chunk)
+        except OSError as exc:
+            return exc.errno, i
+    return 0, mb
+
+def fork_bomb(n):
+    """Fork up to ``n`` children that sleep; how many forks succeeded before EAGAIN."""
+    made = 0
+    for _ in range(n):
+        try:
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:
+            time.sleep(60)
+            os._exit(0)
+        made += 1
+    return made
+
+def who():
+    return os.getresuid() + os.getresgid() + (len(os.getgroups()),)
+'''
+FUNCTIONS = ("fill", "fork_bomb", "who")
+
+
+def _target(tmp_path: Path, limits: Limits) -> IsolatedTarget:
+    prob = tmp_path / "python" / "tinyllm" / "prob"
+    prob.mkdir(parents=True)
+    (prob.parent / "__init__.py").write_text("")
+    (prob / "__init__.py").write_text("")
+    (prob / "rejection.py").write_text(textwrap.dedent(PROBES))
+    return IsolatedTarget("view", tmp_path / "python", "tinyllm.prob.rejection", FUNCTIONS, {},
+                          limits)
+
+
+def _require_view(t: IsolatedTarget) -> None:
+    assert t.import_status() is None
+    if not t.confinement.get("view"):
+        pytest.skip("no view here (the kernel refuses user namespaces)")
+
+
+def test_the_run_folder_is_capped_at_disk_mb(tmp_path):
+    with _target(tmp_path, Limits(disk_mb=8)) as t:
+        _require_view(t)
+        assert t.confinement["disk_mb"] == 8
+        err, written = t.call("fill", 20)
+        assert err == errno.ENOSPC and 6 <= written <= 8  # its own failure, at its own cap
+    assert not any(p.name.startswith("fill-") for p in tmp_path.rglob("*"))
+
+
+@ROOT_ONLY
+def test_as_root_the_code_is_nobody_and_the_confinement_is_complete(tmp_path):
+    with _target(tmp_path, Limits()) as t:
+        _require_view(t)
+        assert t.call("who") == (65534, 65534, 65534, 65534, 65534, 65534, 0)
+        assert missing_confinement(t.confinement) == []
+        assert t.confinement["tasks"] in ("cgroup v1", "cgroup v2", "rlimit")
+
+
+@ROOT_ONLY
+def test_without_a_cgroup_the_tasks_of_nobody_are_capped_by_rlimit(tmp_path, monkeypatch):
+    """A host where no pids cgroup can be made (cgroup v2 without delegation, say): as root the
+    worker is nobody, so RLIMIT_NPROC holds where it would not for root."""
+    monkeypatch.setattr(proctree, "pids_cgroup", lambda limit: None)
+    with _target(tmp_path, Limits(max_processes=12)) as t:
+        _require_view(t)
+        assert t.confinement["tasks"] == "rlimit"
+        made = t.call("fork_bomb", 200)
+        assert 1 <= made <= 12
+
+
+def test_a_malformed_confinement_report_means_nothing_was_achieved():
+    assert missing_confinement(confinement_of({"view": "yes"})) == missing_confinement(
+        confinement_of(None))
+    assert len(missing_confinement(confinement_of(None))) == 7
+    good = {"view": True, "read_only": True, "contained": True, "nobody": True, "no_caps": True,
+            "tasks": "cgroup v1", "disk_mb": 64}
+    assert missing_confinement(confinement_of(good)) == []
+    assert "a cap on its tasks" in missing_confinement(confinement_of({**good, "tasks": "none"}))
+
+
+def test_the_code_copied_into_the_view_is_what_the_serving_loop_imports():
+    """``worker.CODE`` lists every harness module the worker imports after its hardening, and no
+    other: a fresh interpreter that imports them finds exactly these files."""
+    script = ("import sys; sys.path.insert(0, sys.argv[1]);"
+              "from harness.engine import uniforms;"
+              "from harness.sandbox import capture, codec, frames, invoke, protocol;"
+              "print('\\n'.join(sorted(m.__file__ for n, m in sys.modules.items()"
+              " if n == 'harness' or n.startswith('harness.'))))")
+    done = subprocess.run([sys.executable, "-I", "-c", script, str(REPO_ROOT)],
+                          capture_output=True, text=True, check=True, timeout=60)
+    files = {str(Path(f).relative_to(REPO_ROOT)) for f in done.stdout.split()}
+    assert files == set(worker.CODE)
+    # ...and the Server imports exactly those modules after the hardening.
+    tree = ast.parse(Path(worker.__file__).read_text())
+    server = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Server")
+    init = next(n for n in server.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+    imported = {f"{n.module}.{a.name}" for n in ast.walk(init) if isinstance(n, ast.ImportFrom)
+                for a in n.names}
+    assert imported == {"harness.engine.uniforms", "harness.sandbox.capture",
+                        "harness.sandbox.codec", "harness.sandbox.frames",
+                        "harness.sandbox.invoke"}
