@@ -150,6 +150,11 @@ def run_check(request: CheckRequest, ws: Workspace | None,
         result = run_catalog(module, target, label, request.pattern, limit, on_result, recorder,
                              seed=request.seed, maxfail=request.maxfail)
         target.recorder = None
+        confinement = getattr(target, "confinement", None) if request.target == "student" else None
+    if confinement:
+        result = dataclasses.replace(result, confinement=dict(confinement))
+        if result.unconfined():
+            notes = (*notes, unconfined_note(result.unconfined()))
     if not result.tests:
         raise HarnessError(f"-k {request.pattern!r} selects no test of {module.id}",
                            f"`ol tests {module.id}` lists the test names")
@@ -158,6 +163,11 @@ def run_check(request: CheckRequest, ws: Workspace | None,
     if recorder is not None and result.failed:
         result = with_diagnosis(module, result, recorder)
     return result
+
+
+def unconfined_note(missing: list[str]) -> str:
+    """The one line that says what confinement the code under test ran without."""
+    return f"the sandbox is partial here (missing: {', '.join(missing)}); see docs/isolation.md"
 
 
 def with_diagnosis(module: Module, result: RunResult, recorder: Recorder) -> RunResult:

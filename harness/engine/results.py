@@ -165,14 +165,14 @@ class Diagnosis:
 
 
 _CONFINEMENT_WORDS = (
-    ("view", "a file-system view of its own"), ("read_only", "a read-only file system"),
-    ("contained", "a PID namespace"), ("nobody", "an identity that owns nothing on the host"),
-    ("no_caps", "no capabilities"), ("tasks", "a cap on its tasks"),
-    ("disk_mb", "a cap on the disk it writes"))
+    ("view", "view"), ("read_only", "read-only"), ("contained", "pid namespace"),
+    ("nobody", "nobody"), ("no_caps", "no capabilities"), ("tasks", "task cap"),
+    ("disk_mb", "disk cap"))
 
 
 def missing_confinement(confinement: dict[str, Any] | None) -> list[str]:
-    """The properties an isolated worker lacked (``harden.Confinement``), in words."""
+    """The properties an isolated worker lacked (``harden.Confinement``), in short words (the
+    table of docs/isolation.md names each)."""
     if confinement is None:
         return []
     return [words for key, words in _CONFINEMENT_WORDS
