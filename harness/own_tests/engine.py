@@ -274,8 +274,9 @@ def run_all(server: _ForkServer, impls: list[Implementation], jobs: int, run_lim
                 going = record(ended.impl, judge_report(message, server.limits, paths))
     except _ServerGone as exc:  # fail closed: whatever has no report did not run
         failure = str(exc)
-    for impl in [f.impl for f in flights.values() if not f.killing] + waiting:
-        runs[impl.key] = Run("crashed" if failure != NOT_RUN else "not run", problem=failure)
+    for impl in impls:  # in flight, waiting, or being killed when the server went: no result
+        if impl.key not in runs:
+            runs[impl.key] = Run("crashed" if failure != NOT_RUN else "not run", problem=failure)
     return runs
 
 
@@ -312,15 +313,7 @@ def judge_report(message: dict, limits: Any, paths: tuple[str, str] = ("", "")) 
     """A child's ``done`` message as a Run: only a complete, well-formed report counts as ran."""
     from harness.sandbox.supervisor import describe_death
 
-    # pytest names a file by its absolute path or relative to the run's folder ("../../..."):
-    # either form of the snapshot's path is shown as the student's own.
-    snapshot = Path(paths[0]) if paths[0] else None
-    tail = snapshot.relative_to(snapshot.parents[1]).as_posix() if snapshot else ""
-    pattern = re.compile(r"(?:(?:\.\./)+|/(?:[^\s:/]+/)*)" + re.escape(tail)) if tail else None
-
-    def shown(text: str) -> str:
-        return pattern.sub(lambda _: paths[1], text) if pattern else text
-
+    shown = path_rewriter(*paths)
     report, status = message.get("report"), message.get("status")
     if status != 0 or type(status) is not int or not isinstance(report, str) or not report:
         what, hint = describe_death(status if type(status) is int else None, limits)
@@ -344,9 +337,67 @@ def judge_report(message: dict, limits: Any, paths: tuple[str, str] = ("", "")) 
     return Run("ran", outcomes, messages)
 
 
+def path_rewriter(snapshot: str, student: str) -> Callable[[str], str]:
+    r"""What shows a failure text with every path of the snapshot ``snapshot`` as ``student``.
+
+    pytest names a file by its absolute path or relative to the run's folder (``../../``): a path
+    is the run of characters (no whitespace, no colon) that ends at the snapshot's last two
+    folders (``ol-mine-stage-.../suite``), from its first ``/``, or from the first ``../`` of a
+    relative one (a run holding the folders twice, which pytest never writes, is shown by the
+    path of the last). Linear in the text, which is the student's: a test's message, up to
+    ``MESSAGE_CHARS`` each, thousands per report, once per implementation. Paths are found in
+    the reversed text, where each begins with the folders' names, a literal the regular
+    expression engine finds at C speed, and is then read once. The forward expression,
+    ``(?:(?:\.\./)+|/(?:[^\s:/]+/)*)`` and the folders, tried at every ``/`` and ``.``, was
+    quadratic: 60 to 80 ms for one message of ``../../../..`` or ``/a/a/a/a``.
+    """
+    if not snapshot:
+        return lambda text: text
+    folder = Path(snapshot)
+    tail = folder.relative_to(folder.parents[1]).as_posix()[::-1]
+    runs, shown = re.compile(re.escape(tail) + r"[^\s:]*"), student[::-1]
+
+    def run(match: re.Match) -> str:
+        text, out, at = match.group(), [], 0  # text[at:] begins with the folders' names
+        while True:
+            start = at + len(tail)
+            end = start + _before_folder(text, start)
+            out.append(shown if end > start else text[at:start])
+            at = text.find(tail, end)
+            out.append(text[end:] if at < 0 else text[end:at])
+            if at < 0:
+                return "".join(out)
+
+    return lambda text: runs.sub(run, text[::-1])[::-1] if tail[::-1] in text else text
+
+
+_DOTDOTS = re.compile(r"(?:/\.\.)*")  # ../ steps, reversed
+
+
+def _before_folder(text: str, start: int) -> int:
+    """How much of the reversed run ``text[start:]`` is the path before a snapshot's folder: the
+    longer of its ``../`` steps and its ``/name`` folders up to the first ``//`` (0: none)."""
+    if not text.startswith("/", start):
+        return 0
+    double = text.find("//", start)
+    folders = (double if double >= 0 else text.rfind("/", start)) + 1 - start
+    steps = _DOTDOTS.match(text, start)  # always matches (maybe nothing)
+    return max(folders, (steps.end() if steps else start) - start)
+
+
+REPORT_VALUES = 4 * MAX_TESTS + 1000  # a test's entry is three values: a report's are within
+REPORT_NESTING = 3  # the report, its tests, a test's entry
+
+
 def _decode(text: str) -> tuple[int, dict[str, tuple[str, str]], list[str]]:
-    """A child's report, every field checked; ValueError if anything is off."""
-    data = json.loads(text)
+    """A child's report, every field checked; ValueError if anything is off (a report too large
+    or too deep to be one is refused before it is parsed: ``protocol.bounded_loads``)."""
+    from harness.sandbox.protocol import BadMessage, bounded_loads
+
+    try:
+        data = bounded_loads(text.encode("utf-8", "surrogatepass"), REPORT_VALUES, REPORT_NESTING)
+    except BadMessage as exc:
+        raise ValueError(str(exc)) from None
     if not isinstance(data, dict) or data.get("format") != 1 or data.get("finished") is not True:
         raise ValueError("not a finished report")
     exit_code, tests, errors = data["exit"], data["tests"], data["errors"]

@@ -4,17 +4,27 @@
 dependencies and an empty ``pytest.ini`` into a temporary folder, rewrites the suite's assertions
 once for every run and says which slow imports (``PRELOAD``) the server should do up front. What
 it returns is the staging part of the server's configuration (``harness.own_tests.engine``).
+
+Reading the suite (parsing, rewriting and compiling the student's files) runs nothing of it, but
+its cost is the student's to choose: a 2 MiB list literal is a syntax tree of a gigabyte, a long
+chain of ``+`` a ``RecursionError``. So it happens in a process of its own (``read_suite``) with
+``READ_MEMORY`` of address space and ``READ_LIMIT_S`` seconds; a file it cannot read within them
+is a usage error, one line (exit 2), never a traceback in ol's own process.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
+import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
-from harness.engine.course import REFERENCE_PYTHON, Module
+from harness.engine.course import REFERENCE_PYTHON, REPO_ROOT, Module
 from harness.errors import HarnessError
 from harness.sandbox.fs import remove_tree
 from harness.sandbox.rundirs import run_dir
@@ -25,6 +35,12 @@ SKIPPED_DIRS = {"__pycache__", ".git", ".pytest_cache", ".hypothesis", ".tox", "
 # Installed modules a suite may import that are slow to import: imported once in the server.
 PRELOAD = ("scipy", "scipy.stats", "scipy.special", "hypothesis", "hypothesis.strategies",
            "hypothesis.extra.numpy")
+# Reading the suite: a process's address space (the interpreter and pytest take about 60 MiB; a
+# hand-written test file of a few thousand lines a few MiB more), its wall clock and CPU time.
+READ_MEMORY = 512 << 20
+READ_LIMIT_S = 60.0
+READ = ("import sys; sys.path.insert(0, sys.argv[1]); "
+        "from harness.own_tests.stage import read_suite; read_suite(sys.argv[2:])")
 
 
 def resolve_suite(path_arg: str, workspace_arg: str | None) -> Path:
@@ -84,13 +100,13 @@ def stage(module: Module, suite: Path) -> tuple[Path, dict[str, Any]]:
                 shutil.copyfile(suite.parent / "conftest.py", snap / "conftest.py")
         else:
             _copy_suite(suite, snap / suite.name)
-        _rewrite_ahead(snap)
+        preload = _read(snap, suite)
         (root / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
         args = ["-c", str(root / "pytest.ini"), "--rootdir", str(snap), "--confcutdir", str(snap),
                 "-p", "no:cacheprovider", "--tb=short"]
         return root, {"snapshot": str(snap), "lib": str(lib), "deps": deps,
                       "targets": [str(snap / suite.name)], "pytest_args": args,
-                      "preload": _preloads(snap)}
+                      "preload": preload}
     except OSError as exc:
         remove_tree(root)
         raise HarnessError(f"cannot copy your tests {suite}: {exc.strerror or exc}",
@@ -131,41 +147,93 @@ def _copy_suite(src: Path, dest: Path) -> None:
             shutil.copyfile(path, target / name)
 
 
-def _rewrite_ahead(snap: Path) -> None:
-    """pytest's assertion rewriting of the suite's files, once here rather than in every child.
+def _read(snap: Path, suite: Path) -> list[str]:
+    """Read the snapshot's files in a process of their own (``read_suite``): which of PRELOAD
+    they import. HarnessError naming the file it could not read within its limits."""
+    command = [sys.executable, "-I", "-c", READ, str(REPO_ROOT), str(snap), str(READ_MEMORY),
+               str(int(READ_LIMIT_S))]
+    with subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL) as child:
+        try:
+            out = child.communicate(timeout=READ_LIMIT_S)[0]
+        except subprocess.TimeoutExpired:
+            child.kill()
+            out = child.communicate()[0]
+    lines = [json.loads(line) for line in out.decode("utf-8", "replace").splitlines()
+             if line.startswith("{")]
+    last = lines[-1] if lines else {}
+    if child.returncode == 0 and isinstance(last.get("preload"), list):
+        return [name for name in PRELOAD if name in last["preload"]]
+    file = last.get("refused") or last.get("file")
+    shown = suite.parent / file if file else suite  # the snapshot holds the suite by its name
+    why = last.get("why") or (f"reading it took more than {READ_LIMIT_S:g} s or "
+                              f"{READ_MEMORY >> 20} MiB")
+    raise HarnessError(f"--mine: ol cannot read {shown}: {why}",
+                       "split the file, and build large or deeply nested data in a fixture "
+                       "when the tests run, not as a literal")
 
-    Rewriting parses and compiles, it runs nothing. The result goes where pytest looks for it
-    (``__pycache__`` beside each file, named for this pytest), which ``_copy_suite`` never fills
-    from the student's folder. A file that does not parse is left for pytest to report.
+
+def read_suite(argv: list[str]) -> None:  # pragma: no cover - runs in its own process
+    """The reading process (``READ``; argv: the snapshot, the address space, the CPU seconds).
+
+    For each file, in order: a line naming it, then its syntax tree read for imports and
+    pytest's assertion rewriting written where pytest looks for it (``__pycache__`` beside it,
+    named for this pytest, which ``_copy_suite`` never fills from the student's folder). A file
+    that does not parse is left for pytest to report; one too large or too deep ends the reading
+    (``refused``). Last, the imports: which of PRELOAD the suite imports.
     """
-    try:
-        from _pytest.assertion import rewrite
-    except ImportError:  # pragma: no cover - pytest is a dependency
-        return
-    for path in snap.rglob("*.py"):
-        try:
-            # pytest's private API is typed for a Config; it takes None (no config) as well.
-            stat, code = rewrite._rewrite_test(path, None)  # type: ignore[arg-type]
-            cache = path.parent / "__pycache__"
-            cache.mkdir(exist_ok=True)
-            with open(cache / (path.name[:-3] + rewrite.PYC_TAIL), "wb") as fh:
-                rewrite._write_pyc_fp(fh, stat, code)
-        except (SyntaxError, ValueError, OSError, AttributeError, TypeError):
-            continue
+    import resource
 
+    snap, memory, cpu = Path(argv[0]), int(argv[1]), int(argv[2])
+    import importlib
 
-def _preloads(snap: Path) -> list[str]:
-    """Which of PRELOAD the suite imports (read with ``ast``; nothing of it runs here)."""
+    rewrite: Any = None
+    with contextlib.suppress(ImportError):  # pytest is a dependency
+        rewrite = importlib.import_module("_pytest.assertion.rewrite")
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
     names: set[str] = set()
-    for path in snap.rglob("*.py"):
+    for path in sorted(snap.rglob("*.py")):
+        rel = path.relative_to(snap).as_posix()
+        print(json.dumps({"file": rel}), flush=True)
         try:
-            tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
-        except (SyntaxError, ValueError):
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                names.update(a.name for a in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                names.add(node.module)
-                names.update(f"{node.module}.{a.name}" for a in node.names)
-    return [name for name in PRELOAD if name in names]
+            names |= _imports(path)
+            if rewrite is not None:
+                _rewrite(rewrite, path)
+        except (MemoryError, RecursionError) as exc:
+            why = (f"its syntax tree needs more than {memory >> 20} MiB"
+                   if isinstance(exc, MemoryError) else "it is nested too deep to parse")
+            print(json.dumps({"refused": rel, "why": why}), flush=True)
+            return
+    print(json.dumps({"preload": [name for name in PRELOAD if name in names]}), flush=True)
+
+
+def _imports(path: Path) -> set[str]:
+    """The modules a file imports (read with ``ast``; nothing of it runs); none if it does not
+    parse (pytest reports it)."""
+    try:
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+    except (SyntaxError, ValueError, OSError):
+        return set()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{a.name}" for a in node.names)
+    return names
+
+
+def _rewrite(rewrite: Any, path: Path) -> None:
+    """pytest's assertion rewriting of one file, once here rather than in every child: parsed
+    and compiled, nothing runs. A file that does not parse is left for pytest to report."""
+    try:
+        # pytest's private API is typed for a Config; it takes None (no config) as well.
+        stat, code = rewrite._rewrite_test(path, None)
+        cache = path.parent / "__pycache__"
+        cache.mkdir(exist_ok=True)
+        with open(cache / (path.name[:-3] + rewrite.PYC_TAIL), "wb") as fh:
+            rewrite._write_pyc_fp(fh, stat, code)
+    except (SyntaxError, ValueError, OSError, AttributeError, TypeError):
+        return

@@ -117,3 +117,24 @@ def test_a_frame_of_empty_lists_is_refused_before_it_is_parsed(tmp_path):
     assert test["outcome"] == "crashed", test
     assert "the worker sent a message of more than 262144 values" in test["message"], test
     assert run.peak_kb < 400 << 10, f"ol peaked at {run.peak_kb >> 10} MiB"
+
+
+# == finding 2: ``ol tests --mine`` reads the student's files in a process of its own =============
+
+@pytest.mark.parametrize("source, why", [
+    ("X = [" + "0," * (1 << 20) + "]\n", "its syntax tree needs more than 512 MiB"),
+    ("X = " + "1 + " * 5000 + "1\n", "it is nested too deep to parse"),
+], ids=["a list literal of 2 MiB", "a chain of 5000 additions"])
+def test_a_suite_too_large_or_too_deep_to_read_is_one_line_and_exit_2(tmp_path, source, why):
+    """Before: the 2 MiB literal cost ol a gigabyte (then the suite ran, a minute and a half); the
+    chain ended in 'internal error: RecursionError', exit 3. Now each is one line, exit 2, and
+    ol's own memory stays that of its start."""
+    suite = tmp_path / "tests"
+    suite.mkdir()
+    (suite / "test_mine.py").write_text(source + "\n\ndef test_x():\n    assert X\n")
+    run = ol(tmp_path, "tests", "M07.6", "--mine", str(suite))
+    assert run.rc == 2, run.text
+    assert run.err.strip() == (f"ol: --mine: ol cannot read {suite / 'test_mine.py'}: {why} "
+                               "(split the file, and build large or deeply nested data in a "
+                               "fixture when the tests run, not as a literal)"), run.text
+    assert run.peak_kb < 200 << 10, f"ol peaked at {run.peak_kb >> 10} MiB"
