@@ -47,6 +47,9 @@ def run(args: argparse.Namespace) -> int:
     with GateProgress(request.milestone, order, width, out) as lines:
         result = api.gate(request, on_module=lines)
     sys.stdout.write(format_failures(result))
+    if result.unconfined():
+        print(f"ol: warning: the sandbox was partial here (missing: {', '.join(result.unconfined())})"
+              "; every module's report says so; see docs/isolation.md", file=sys.stderr)
     write_asked([(args.json, to_gate_json), (args.junit, to_gate_junit),
                    (markdown, to_gate_markdown)], result)
     _append_step_summary(to_gate_markdown(result))

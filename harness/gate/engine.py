@@ -98,6 +98,11 @@ class GateResult:
     def count(self, status: str) -> int:
         return sum(m.status == status for m in self.modules)
 
+    def unconfined(self) -> list[str]:
+        """What of the sandbox any module's worker lacked (docs/isolation.md), in short words."""
+        return sorted({word for m in self.modules if m.run is not None
+                       for word in m.run.unconfined()})
+
     def summary_line(self) -> str:
         """``MS-P6: 2 pass, 1 fail, 0 error, 0 blocked (verdict: fail)``."""
         counts = ", ".join(f"{self.count(s)} {s}" for s in STATUSES)

@@ -227,6 +227,11 @@ class GradeOutcome:
         return {v: sum(r["verdict"] == v for r in self.rows())
                 for v in ("pass", "fail", "error", "internal")}
 
+    def unconfined(self) -> dict[str, list[str]]:
+        """Per submission of this run whose worker lacked part of the sandbox, what it lacked."""
+        return {r["submission"]: list(r["partial_sandbox"]) for r in self.rows()
+                if r.get("partial_sandbox")}
+
     @property
     def exit_code(self) -> int:
         """0 when every submission has a verdict, 3 when some could not be graded."""

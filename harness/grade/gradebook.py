@@ -166,6 +166,9 @@ class Gradebook:
             "context": self.context,
             "tests": self.tests,
             "counts": {v: sum(r["verdict"] == v for r in self.rows.values()) for v in VERDICTS},
+            # Rows whose worker lacked part of the sandbox (docs/isolation.md), and what it lacked.
+            "partial_sandbox": {name: self.rows[name]["partial_sandbox"]
+                                for name in sorted(self.rows) if self.rows[name].get("partial_sandbox")},
             "submissions": [self.rows[name] for name in sorted(self.rows)],
         })
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.engine.course import REPO_ROOT
+from harness.engine.results import missing_confinement
 
 RECYCLE_AFTER = 100  # submissions per slot process, then a fresh one
 START_TIMEOUT_S = 120.0  # interpreter, numpy, scipy, the catalog: a few seconds on a quiet machine
@@ -75,7 +76,9 @@ def row_of_run(run: dict[str, Any], seconds: float) -> dict[str, Any]:
         message = f"{first['name']}: {headline[:300]}{more}"
     return {"verdict": run["verdict"], "passed": run["passed"], "failed": run["failed"],
             "tests": {t["name"]: t["outcome"] for t in run["tests"]}, "message": message,
-            "time_s": seconds, "run": run}
+            "time_s": seconds, "run": run,
+            # What of the sandbox its worker lacked (docs/isolation.md); empty when complete.
+            "partial_sandbox": missing_confinement(run.get("confinement"))}
 
 
 def _watch_parent(parent: int) -> None:

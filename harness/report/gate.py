@@ -79,6 +79,9 @@ def to_gate_markdown(result: GateResult) -> str:
         lines.append(f"| {m.module} | {m.status.upper()} | {passed} | {failed} | "
                      f"{m.duration_s:.1f} s | {md_cell(m.message)} |")
     lines += ["", result.summary_line()]
+    if result.unconfined():
+        lines += ["", md_cell(f"Warning: the sandbox was partial (missing: "
+                              f"{', '.join(result.unconfined())}); see docs/isolation.md.")]
     for m in result.modules:
         if m.status == "fail" and m.run is not None:
             lines += ["", to_markdown(m.run).rstrip("\n")]

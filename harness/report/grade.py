@@ -90,6 +90,12 @@ def summary(outcome: GradeOutcome) -> None:
         rate = outcome.checked / outcome.seconds * 60 if outcome.seconds > 0 else 0.0
         say(f"checked {outcome.checked} in {outcome.seconds:.1f} s ({rate:.1f} submissions/minute)")
     say(f"wrote {shown(book.json_path)} and {shown(book.csv_path)}")
+    partial = outcome.unconfined()
+    if partial:
+        missing = sorted({word for words in partial.values() for word in words})
+        print(f"ol: warning: {count(len(partial), 'submission')} ran in a partial sandbox (missing: "
+              f"{', '.join(missing)}); the gradebook's partial_sandbox lists them; see "
+              "docs/isolation.md", file=sys.stderr)
     if counts["internal"]:
         print(f"ol: the harness could not grade {counts['internal']} submission(s) (verdict "
               "internal); run the same command again to grade them", file=sys.stderr)

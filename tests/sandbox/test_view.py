@@ -158,3 +158,36 @@ def test_where_the_kernel_refuses_user_namespaces_the_check_says_so(tmp_path):
     data = json.loads(report.read_text())
     assert data["confinement"]["view"] is False
     assert any("sandbox is partial" in note for note in data["notes"])
+
+
+def _without_user_namespaces(argv: list[str]) -> subprocess.CompletedProcess:
+    """``python -m harness ARGV`` where the kernel refuses user namespaces (one of its own, with
+    max_user_namespaces 0), as in a container without CLONE_NEWUSER."""
+    inner = shlex.join([sys.executable, "-m", "harness", *argv])
+    return subprocess.run(["unshare", "-U", "-r", "sh", "-c",
+                           f"echo 0 > /proc/sys/user/max_user_namespaces && cd {REPO_ROOT} && "
+                           f"exec {inner}"], capture_output=True, text=True, timeout=300,
+                          check=False)
+
+
+@ROOT_ONLY
+@pytest.mark.skipif(not shutil.which("unshare"), reason="needs unshare(1)")
+def test_grade_and_gate_record_and_warn_of_a_partial_sandbox(tmp_path):
+    ws = tmp_path / "subs" / "kate"
+    shutil.copytree(REPO_ROOT / "reference" / "python", ws / "python",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    done = _without_user_namespaces(["grade", "M07.6", str(tmp_path / "subs"), "--out",
+                                     str(tmp_path / "book"), "--seed", "public", "--jobs", "1"])
+    assert done.returncode == 0, done.stderr
+    assert "ran in a partial sandbox" in done.stderr
+    book = json.loads((tmp_path / "book" / "gradebook.json").read_text())
+    assert "view" in book["partial_sandbox"]["kate"]
+    assert book["submissions"][0]["partial_sandbox"] == book["partial_sandbox"]["kate"]
+    done = _without_user_namespaces(["gate", "MS-P6", "--workspace", str(ws), "--json",
+                                     str(tmp_path / "gate.json"), "--markdown",
+                                     str(tmp_path / "gate.md")])
+    assert done.returncode == 0, done.stderr
+    assert "the sandbox was partial here" in done.stderr
+    assert "sandbox was partial" in (tmp_path / "gate.md").read_text()
+    gate = json.loads((tmp_path / "gate.json").read_text())
+    assert all(m["run"]["confinement"]["view"] is False for m in gate["modules"])
