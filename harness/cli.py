@@ -347,6 +347,7 @@ def _grade_parser(p: argparse.ArgumentParser, modules: list[tuple[str, str]]) ->
                    help="use the reference for the modules this one needs")
     _timeout_arg(p)
     _memory_arg(p)
+    _disk_arg(p)
     p.add_argument("--submission-timeout", metavar="S", action=_Once,
                    type=_seconds("--submission-timeout", SUBMISSION_TIMEOUT_MAX_S,
                                  "--submission-timeout 600"),

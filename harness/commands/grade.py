@@ -21,7 +21,8 @@ def run(args: argparse.Namespace) -> int:
     module = load_course().module(args.module)
     request = GradeRequest(module.id, args.submissions, args.out, args.jobs, args.executor,
                            args.scheduler, bool(args.ref_deps), args.timeout, args.memory_mb,
-                           args.submission_timeout, seed_option(args, fresh=True))
+                           args.submission_timeout, seed_option(args, fresh=True),
+                           getattr(args, "disk_mb", None))
     with GradeProgress() as events:
         outcome = api.grade(request, events)
     summary(outcome)

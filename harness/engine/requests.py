@@ -108,6 +108,7 @@ class GradeRequest:
     memory_mb: int | None = None
     submission_timeout_s: float | None = None  # None: the default (600 s)
     seed: int | str | None = FRESH  # FRESH: the gradebook's own, else a fresh one
+    disk_mb: int | None = None  # the worker's run folder (a tmpfs); None: the default (64)
 
     def __post_init__(self) -> None:
         check_jobs(self.jobs)
@@ -124,7 +125,7 @@ class GradeRequest:
         if self.submission_timeout_s is not None:
             check_seconds("--submission-timeout", float(self.submission_timeout_s),
                           SUBMISSION_TIMEOUT_MAX_S, "--submission-timeout 600")
-        worker_limits(self.timeout_s, self.memory_mb)
+        worker_limits(self.timeout_s, self.memory_mb, self.disk_mb)
 
 
 @dataclass(frozen=True)

@@ -64,7 +64,8 @@ class Job:
     files: dict[str, bytes]
 
     def request(self, module_id: str, settings: dict[str, Any], workspace: str) -> dict[str, Any]:
-        limits = {"call_timeout_s": settings["call_timeout_s"], "memory_mb": settings["memory_mb"]}
+        limits = {"call_timeout_s": settings["call_timeout_s"], "memory_mb": settings["memory_mb"],
+                  "disk_mb": settings.get("disk_mb", 64)}
         return {"id": self.name, "module": module_id, "workspace": workspace,
                 "ref_deps": settings["ref_deps"], "limits": limits, "seed": settings["seed"],
                 "digest": self.digest}
@@ -187,12 +188,13 @@ def locked(out: Path) -> Iterator[None]:
 def _settings(request: GradeRequest) -> dict[str, Any]:
     from harness.engine.limits import worker_limits
 
-    limits = worker_limits(request.timeout_s, request.memory_mb)
+    limits = worker_limits(request.timeout_s, request.memory_mb, request.disk_mb)
     budget = request.submission_timeout_s
     if budget is None:
         budget = DEFAULT_SUBMISSION_TIMEOUT_S
     return {"ref_deps": bool(request.ref_deps), "call_timeout_s": limits.call_timeout_s,
-            "memory_mb": limits.memory_mb, "submission_timeout_s": budget}
+            "memory_mb": limits.memory_mb, "disk_mb": limits.disk_mb,
+            "submission_timeout_s": budget}
 
 
 class GradeEvents:

@@ -34,6 +34,7 @@ CASES = [
       for v in ("0", "-1", "16385")],
     (["grade", "M07.6", "subs", "--timeout", "inf"], f"--timeout {TIMEOUT}, got inf"),
     (["grade", "M07.6", "subs", "--memory-mb", str(2 ** 64)], f"--memory-mb {MEMORY}"),
+    (["grade", "M07.6", "subs", "--disk-mb", "0"], "--disk-mb must be at least 1 and at most 16384"),
     (["grade", "M07.6", "subs", "--submission-timeout", "inf"], f"--submission-timeout {SUBMISSION}"),
     (["grade", "M07.6", "subs", "--submission-timeout", "nan"], f"--submission-timeout {SUBMISSION}"),
     (["grade", "M07.6", "subs", "--jobs", "0"], f"--jobs {JOBS}, got 0"),
