@@ -38,6 +38,7 @@ import array
 import binascii
 import gc
 import importlib
+import importlib.util
 import json
 import mmap
 import os
@@ -71,9 +72,13 @@ def _text(exc: BaseException) -> str:
 
 
 def _import(import_name: str, python_dir: str):
-    """Import the student's module: ``(module, None)`` or ``(None, problem)``."""
+    """Import the student's module: ``(module, None)`` or ``(None, problem)``.
+
+    The module served is the one executed from the staged file, whatever ``sys.modules`` holds
+    afterwards: a module it imports (a dependency of the student's) cannot put another in its
+    place (``importlib.import_module`` returns the ``sys.modules`` entry)."""
     try:
-        return importlib.import_module(import_name), None
+        return _load_staged(import_name, python_dir), None
     except SyntaxError as exc:  # also IndentationError, TabError
         return None, {"kind": "syntax", "message": f"{type(exc).__name__}: {exc.msg}",
                       "file": exc.filename, "line": exc.lineno}
@@ -88,6 +93,23 @@ def _import(import_name: str, python_dir: str):
                 file, line = frame.filename, frame.lineno
         return None, {"kind": "import", "message": f"{type(exc).__name__}: {_text(exc)}",
                       "file": file, "line": line}
+
+
+def _load_staged(import_name: str, python_dir: str) -> Any:
+    """Execute ``python_dir``'s file of ``import_name`` as that module (its packages first: ol's
+    own empty ``__init__.py`` files) and return the module object that ran."""
+    parent, _, leaf = import_name.rpartition(".")
+    package = importlib.import_module(parent) if parent else None
+    path = os.path.join(python_dir, *import_name.split(".")) + ".py"
+    spec = importlib.util.spec_from_file_location(import_name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"no module named {import_name!r}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[import_name] = module
+    spec.loader.exec_module(module)
+    if package is not None:
+        setattr(package, leaf, module)
+    return module
 
 
 def _reap_children() -> None:

@@ -455,7 +455,7 @@ import harness.engine.limits
 from harness.cli import main
 from harness.sandbox.isolated import Limits
 limits = Limits(**json.loads(sys.argv[1]))
-harness.engine.limits.worker_limits = lambda timeout_s, memory_mb: limits
+harness.engine.limits.worker_limits = lambda timeout_s, memory_mb, disk_mb=None: limits
 sys.exit(main(sys.argv[2:]))
 """
 
