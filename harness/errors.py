@@ -32,6 +32,24 @@ class HarnessError(Exception):
         return f"ol: {self.message}" + (f" ({self.hint})" if self.hint else "")
 
 
+class HostError(HarnessError):
+    """The machine failed, not the submission (no space left, no descriptors, no memory for ol's
+    own staging): ``ol grade`` records the row ``internal`` and grades it again next run."""
+
+    exit_code = EXIT_INTERNAL
+
+
+# What the machine running ol, not a submission, is to blame for when ol's own file operations fail.
+HOST_ERRNOS = frozenset({"EMFILE", "ENFILE", "ENOMEM", "ENOSPC", "EDQUOT", "EIO"})
+
+
+def host_failure(exc: OSError) -> bool:
+    """Whether ``exc`` is the machine's failure (``HOST_ERRNOS``), not the submission's."""
+    import errno
+
+    return errno.errorcode.get(exc.errno or 0, "") in HOST_ERRNOS
+
+
 class MutantDoesNotApply(HarnessError):
     """A mutant's edit no longer matches the reference it was written against."""
 

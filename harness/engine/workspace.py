@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.engine.course import REFERENCE_DIR, REFERENCE_PYTHON, STUDENT_DIR, Course, Module
-from harness.errors import HarnessError
+from harness.errors import HarnessError, HostError, host_failure
 from harness.sandbox.fs import remove_tree
 from harness.sandbox.rundirs import run_dir
 from harness.sandbox.staging import Staged, digest, materialize, stage
@@ -436,8 +436,11 @@ def prepare_overlay(submission: Submission) -> Path:
         return tmp / "python"
     except OSError as exc:
         remove_tree(tmp)
-        raise HarnessError(f"cannot copy the workspace: {exc}",
-                           "check that there is room in the temporary folder") from None
+        # ol's own copy: a full disk or no descriptors is the machine's failure, not the
+        # submission's (ol grade records it internal and grades it again next run).
+        kind = HostError if host_failure(exc) else HarnessError
+        raise kind(f"cannot copy the workspace: {exc}",
+                   "check that there is room in the temporary folder") from None
     except BaseException:
         remove_tree(tmp)
         raise

@@ -34,7 +34,7 @@ from typing import Any
 from harness.engine.course import Module, load_course
 from harness.engine.requests import GradeRequest
 from harness.engine.seeding import FRESH
-from harness.errors import EXIT_INTERNAL, EXIT_PASS, HarnessError
+from harness.errors import EXIT_INTERNAL, EXIT_PASS, HarnessError, HostError
 from harness.grade.gradebook import (
     JSON_NAME,
     Gradebook,
@@ -89,6 +89,9 @@ def plan(folder: Path, book: Gradebook, keep_files: bool = False) -> Plan:
     for name, path in graded_submissions(folder, book.out):
         try:
             staged = stage(path)
+        except HostError as exc:  # the machine's failure, not the submission's: no row kept
+            result.rejected.append({**_setup_row(name, "", exc.message), "verdict": "internal"})
+            continue
         except HarnessError as exc:
             digest = refusal_digest(exc.message)
             if book.is_current(name, digest):

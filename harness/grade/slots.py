@@ -50,7 +50,7 @@ def grade_workspace(module_id: str, root: str, ref_deps: bool, limits: dict[str,
     """
     from harness.engine.check import CheckRequest, run_check
     from harness.engine.workspace import resolve_workspace
-    from harness.errors import HarnessError
+    from harness.errors import HarnessError, HostError
     from harness.sandbox.isolated import Limits
 
     start = time.perf_counter()
@@ -59,6 +59,8 @@ def grade_workspace(module_id: str, root: str, ref_deps: bool, limits: dict[str,
         request = CheckRequest(module_id, root, "student", ref_deps, None, Limits(**limits),
                                seed=seed)
         run = run_check(request, ws, tree_digest=digest)
+    except HostError as exc:  # the grading machine's failure: graded again next run
+        return _internal(exc.message)
     except HarnessError as exc:
         return {"verdict": "error", "passed": 0, "failed": 0, "tests": {},
                 "message": exc.message, "time_s": time.perf_counter() - start}

@@ -34,7 +34,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.errors import HarnessError
+from harness.errors import HarnessError, HostError, host_failure
 
 PYTHON = "python"
 MAX_DEPTH = 16  # folders below python/; the course's package is two deep
@@ -112,6 +112,8 @@ def stage(root: Path | str) -> Staged:
     try:
         root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as exc:
+        if host_failure(exc):
+            raise _unreadable(f"the workspace {text_of_name(root)}", exc) from None
         raise HarnessError(f"cannot read the workspace {text_of_name(root)}: {_reason(exc)}",
                            "check that the folder exists and is readable") from None
     try:
@@ -262,6 +264,9 @@ def _link(shown: str) -> HarnessError:
 
 
 def _unreadable(shown: str, exc: OSError) -> HarnessError:
+    if host_failure(exc):  # the machine's doing (no descriptors, no memory): graded again later
+        return HostError(f"cannot read {shown}: {_reason(exc)}", "the machine running ol is out "
+                         "of resources; run the same command again")
     return HarnessError(f"cannot read {shown}: {_reason(exc)}", "check that it is readable")
 
 
