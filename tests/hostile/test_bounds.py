@@ -51,7 +51,8 @@ class Ol:
     def __init__(self, tmp_path: Path, *args: str) -> None:
         self.tmp = tmp_path / f"tmp-{secrets.token_hex(3)}"
         self.tmp.mkdir()
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("PYTHON") and k != "GITHUB_STEP_SUMMARY"}
         env.update(TMPDIR=str(self.tmp), PYTHONDONTWRITEBYTECODE="1")
         self.start = time.monotonic()
         self.proc = subprocess.Popen([sys.executable, "-m", "harness", *args], cwd=REPO_ROOT,
@@ -138,3 +139,92 @@ def test_a_suite_too_large_or_too_deep_to_read_is_one_line_and_exit_2(tmp_path, 
                                "(split the file, and build large or deeply nested data in a "
                                "fixture when the tests run, not as a literal)"), run.text
     assert run.peak_kb < 200 << 10, f"ol peaked at {run.peak_kb >> 10} MiB"
+
+
+# == finding 3: wrong answers the catalog's exact arithmetic cannot take =========================
+
+RESIDUAL = """
+    _ol_real_rd = residual_distribution
+
+    def residual_distribution(p, q):
+        res = _ol_real_rd(p, q)
+        res[{where}] = {value}
+        return res
+    """
+UNIFORM = """
+    def _ol_uniform(self):
+        self.next_u32()
+        self.next_u32()
+        return {value}
+
+    PCG32.uniform = _ol_uniform
+    """
+# rejection_accept: wrong at u = 0, right at the other ends of the contract's cells, and in
+# between an error whose message names the uniform: a new answer at every point the bisection
+# asks, so the code's boundary cannot be found within 256 pieces.
+PIECES = """
+    import math as _m
+    from fractions import Fraction as _F
+
+    _ol_real_ra = rejection_accept
+
+    def rejection_accept(p_x, q_x, u):
+        got = _ol_real_ra(p_x, q_x, u)
+        k, r = int(u * 2**53), p_x / q_x
+        c = min(2**53, _m.ceil(_F(r) * 2**53)) if r > 0 else 0
+        if k == 0:
+            return not got
+        if k in (c - 1, c, 2**53 - 1):
+            return got
+        raise ValueError(f"no answer at k = {k}")
+    """
+
+
+@pytest.mark.parametrize("where, value, shown", [
+    ("0", "float('nan')", "[nan, 0. , 0.5, 0. ]"), ("-1", "float('inf')", "[0.5, 0. , 0.5, inf]"),
+    (":", "-1e308", "[-1.e+308, -1.e+308, -1.e+308, -1.e+308]")], ids=["nan", "inf", "-1e308"])
+def test_a_residual_that_is_not_finite_is_a_failure(tmp_path, where, value, shown):
+    """NaN and infinities reached ``Fraction`` in the exact check (exit 3, 'CatalogError')."""
+    ws = workspace(tmp_path / "ws", "M07.6", RESIDUAL.format(where=where, value=value))
+    run, tests = check(tmp_path, "M07.6", ws, "-k", "test_residual_is_a_distribution")
+    assert run.rc == 1, run.text
+    message = tests["test_residual_is_a_distribution"]["message"]
+    if where != ":":
+        assert message == ("residual_distribution([0.5, 0.25, 0.25, 0.0], [0.25, 0.5, 0.0, 0.25]) "
+                           f"returned {shown}: not a probability vector (an entry is not a finite "
+                           "number)"), message
+    else:  # negative: the catalog's own words for it (pitfall 3), before any exact arithmetic
+        assert "returned [-1.e+308," in message, message
+
+
+@pytest.mark.parametrize("value", ["float('nan')", "float('inf')", "1e308"])
+def test_a_uniform_that_is_nan_inf_or_huge_is_a_failure(tmp_path, value):
+    """``int(u * 2**53)`` raised on them (exit 3); M06.3 is the first module of ``ol gate MS-P6``,
+    which crashed with it."""
+    ws = workspace(tmp_path / "ws", "M06.3", UNIFORM.format(value=value))
+    run, tests = check(tmp_path, "M06.3", ws)
+    assert run.rc == 1, run.text
+    test = tests["test_uniform_granularity_is_2_to_minus_53"]
+    shown = {"float('nan')": "nan", "float('inf')": "inf", "1e308": "1e+308"}[value]
+    assert test["outcome"] == "failed", test
+    assert test["message"].startswith(f"PCG32(2024, 1).uniform() call 1 returned {shown}: not an "
+                                      "integer k in [0, 2**53)"), test
+    if value == "float('nan')":
+        gate = ol(tmp_path, "gate", "MS-P6", "--workspace", str(ws), "--seed", "public",
+                  "--markdown", str(tmp_path / "gate.md"))
+        assert gate.rc == 1, gate.text
+        assert "MS-P6: 0 pass, 1 fail, 0 error, 2 blocked (verdict: fail)" in gate.out, gate.text
+
+
+def test_answers_that_make_the_bisection_give_up_are_a_failure(tmp_path):
+    """``TooManyPieces`` was uncaught in the acceptance-rate test (exit 3)."""
+    ws = workspace(tmp_path / "ws", "M07.6", PIECES)
+    run, tests = check(tmp_path, "M07.6", ws, "-k",
+                       "test_acceptance_rate_matches_acceptance_probability")
+    assert run.rc == 1, run.text
+    message = tests["test_acceptance_rate_matches_acceptance_probability"]["message"]
+    assert message == ("rejection_accept(0.5, 0.25, 0.0) returned False but rejection_accept(0.5, "
+                       "0.25, 0.9999999999999999) returned True; for every u in [0.0, 1) the "
+                       "contract accepts (r = p_x / q_x = 2.0); its answers change too often along "
+                       "the uniforms (an answer, then another, then another: more than 256 pieces) "
+                       "to find where it accepts"), message

@@ -474,10 +474,11 @@ def test_uniform_granularity_is_2_to_minus_53(target):
                          (case_seed(2**63 + 11, "m06_3.granularity-3") | 2**63, 2**50)]:  # a top-half seed
         us = draw(target, make(target, seed, stream), "uniform", 700, show_pcg(seed, stream))
         for i, u in enumerate(us):
-            k = u * 2**53  # exact: a power-of-two scaling of a float64
-            if not (k == math.floor(k) and 0 <= k < 2**53):
+            k = u * 2**53  # exact: a power-of-two scaling of a float64 (inf past 2**971, or NaN)
+            if not (0 <= k < 2**53 and k == math.floor(k)):  # the range first: floor(NaN) raises
+                shown = f"{fmt(u)} = {k!r} / 2**53" if math.isfinite(k) else fmt(u)
                 raise CatalogFailure(
-                    f"{show_pcg(seed, stream)}.uniform() call {i + 1} returned {fmt(u)} = {k!r} / 2**53: "
+                    f"{show_pcg(seed, stream)}.uniform() call {i + 1} returned {shown}: "
                     "not an integer k in [0, 2**53); uniform() is (a * 2**26 + b) / 2**53, exact"
                     f"{granularity_cause(u)[0]}", granularity_cause(u)[1])
             ks.append(int(k))
@@ -489,6 +490,8 @@ def test_uniform_granularity_is_2_to_minus_53(target):
 def granularity_cause(u) -> tuple[str, int | None]:
     """Why a uniform is not k / 2**53 in [0, 1): outside the range (9), a division by 2**53 - 1
     (9), a 32-bit word's steps (8), or none that the check can name (None)."""
+    if not math.isfinite(u):
+        return "; it is not a finite number at all", 9
     if not 0.0 <= u < 1.0:
         return "; it is outside [0, 1)", 9
     if (u * (2**53 - 1)).is_integer() and u * (2**53 - 1) < 2**53:

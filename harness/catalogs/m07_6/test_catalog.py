@@ -582,9 +582,14 @@ def check_accept_cells(target, p, q) -> Fraction:
                 text += f" but {called('rejection_accept', hi.args)} returned {fmt(hi.value)}"
             text += (f"; for every u in {show_interval(piece)} the contract "
                      f"{'accepts' if want else 'rejects'} (r = p_x / q_x = {r!r})")
-            # mypy cannot type a lambda whose defaults bind the loop's values.
-            found = refine(target, "rejection_accept", lambda u, a=p_x, b=q_x: (a, b, u),  # type: ignore[misc]
-                           split_at([r]), bool)
+            try:
+                # mypy cannot type a lambda whose defaults bind the loop's values.
+                found = refine(target, "rejection_accept", lambda u, a=p_x, b=q_x: (a, b, u),  # type: ignore[misc]
+                               split_at([r]), bool)
+            except TooManyPieces:
+                raise CatalogFailure(f"{text}; its answers change too often along the uniforms "
+                                     "(an answer, then another, then another: more than 256 "
+                                     "pieces) to find where it accepts", None) from None
             shift = boundary_shift(found, lambda a: a == ("ok", True), count_below(r))
             pitfall, why = shift_problem(shift, r, p_x, "it")
             raise CatalogFailure(f"{text}: {why}", pitfall)
@@ -665,6 +670,8 @@ def test_residual_is_a_distribution(target):
         res = target.residual_distribution(p, q)
         where = called("residual_distribution", (p, q))
         expect(res.shape == (len(p),), f"{where} returned shape {res.shape}, expected ({len(p)},)")
+        expect(bool(np.isfinite(res).all()), f"{where} returned {fmt(res)}: not a probability "
+               "vector (an entry is not a finite number)")  # before the exact arithmetic below
         problem = residual_problem(res, p, q)
         if problem is not None and problem[0] in (3, 4, 16):
             raise CatalogFailure(f"{where} returned {fmt(res)}: {problem[1]}", problem[0])
