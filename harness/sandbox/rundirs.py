@@ -6,6 +6,13 @@ owner's pid and its start time (clock ticks since boot, field 22 of ``/proc/PID/
 reused pid is never taken for the owner. An owner killed with SIGKILL cleans nothing up; the next
 ol process that starts code under test calls ``sweep`` once, which removes the folders and
 cgroups of every owner that is gone (killing what still runs in such a cgroup first).
+
+The temporary directory may be shared (``/tmp``): anyone can plant an ``ol-*`` folder there, and
+rearrange it while a sweep removes it. So the sweep lists and opens every candidate relative to
+a descriptor of the temporary directory, removes only a real folder (never a link) that this
+user (the effective uid) owns with exactly the mode of a run folder (``RUN_DIR_MODE``, which no
+one else can write into), checked on the opened folder itself, and empties it through
+``remove_at`` (directory descriptors, never ``..``): nothing outside it is ever reached.
 """
 
 from __future__ import annotations
@@ -16,13 +23,18 @@ import os
 import re
 import secrets
 import signal
+import stat
 import tempfile
 import time
 from pathlib import Path
 
-from harness.sandbox.fs import remove_tree
+from harness.sandbox.fs import remove_at
 
 _NAME = re.compile(r"^ol-[a-z]+(?:-[a-z]+)*-(\d+)\.(\d+)-[0-9a-z_]+$")
+
+# The mode of every run folder, whatever the umask or a set-group-ID temporary directory gives.
+RUN_DIR_MODE = 0o700
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def start_time(pid: int, zombie: bool = True) -> int | None:
@@ -52,7 +64,14 @@ def owner_tag() -> str:
 def run_dir(kind: str, parent: str | Path | None = None) -> Path:
     """A new private folder ``ol-KIND-PID.START-RANDOM`` (mode 0700) in ``parent`` (default: the
     temporary directory); ``sweep`` removes it once this process is gone."""
-    return Path(tempfile.mkdtemp(prefix=f"ol-{kind}-{owner_tag()}-", dir=parent))
+    path = tempfile.mkdtemp(prefix=f"ol-{kind}-{owner_tag()}-", dir=parent)
+    fd = os.open(path, _DIR_FLAGS)
+    try:
+        if stat.S_IMODE(os.fstat(fd).st_mode) != RUN_DIR_MODE:
+            os.fchmod(fd, RUN_DIR_MODE)
+    finally:
+        os.close(fd)
+    return Path(path)
 
 
 def cgroup_name(kind: str) -> str:
@@ -74,24 +93,35 @@ def tag_of(pid: int) -> str | None:
     return None if start is None else f"{pid}.{start}"
 
 
+def is_run_folder(st: os.stat_result) -> bool:
+    """Whether ``st`` (of an opened folder) is what ``run_dir`` makes: a folder of this user's
+    (the effective uid) of mode ``RUN_DIR_MODE`` exactly."""
+    return (stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid()
+            and stat.S_IMODE(st.st_mode) == RUN_DIR_MODE)
+
+
 def sweep_folders(parent: str | Path | None = None, owner: str | None = None) -> list[str]:
     """Remove the run folders in ``parent`` (default: the temporary directory) whose owner is
-    gone, or (``owner``, a ``PID.START`` tag) that one dead owner's; the names removed."""
-    parent = Path(parent or tempfile.gettempdir())
+    gone, or (``owner``, a ``PID.START`` tag) that one dead owner's; the names removed. Only
+    folders that ``is_run_folder`` are touched (see the module docstring)."""
     removed: list[str] = []
     try:
-        entries = list(os.scandir(parent))
+        fd = os.open(os.fspath(parent or tempfile.gettempdir()),
+                     os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError:
         return removed
-    for entry in entries:
-        if not entry.name.startswith("ol-"):
-            continue
-        if owner is not None and f"-{owner}-" not in entry.name:
-            continue
-        if owner is not None or not owner_alive(entry.name):
-            with contextlib.suppress(OSError):
-                if entry.is_dir(follow_symlinks=False) and remove_tree(entry.path):
-                    removed.append(entry.name)
+    try:
+        with os.scandir(fd) as entries:
+            names = [e.name for e in entries if e.name.startswith("ol-")]
+        for name in names:
+            if owner is not None and f"-{owner}-" not in name:
+                continue
+            if (owner is not None or not owner_alive(name)) and remove_at(fd, name, is_run_folder):
+                removed.append(name)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
     return removed
 
 
