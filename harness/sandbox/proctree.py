@@ -16,7 +16,7 @@ import os
 import signal
 import time
 
-from harness.sandbox.rundirs import cgroup_name, pids_parent, remove_cgroup
+from harness.sandbox.rundirs import cgroup_name, pids_parent, pids_parent_v2, remove_cgroup
 
 _PR_SET_CHILD_SUBREAPER = 36
 
@@ -171,15 +171,18 @@ def has_strays(root: int, session: int, contained: bool = False) -> bool:
 
 
 def pids_cgroup(limit: int) -> str | None:
-    """Best effort, as root: a cgroup of the v1 ``pids`` controller that caps the tasks of a
-    worker's whole tree at ``limit`` (root is exempt from RLIMIT_NPROC, not from this), so a fork
-    bomb stops at ``limit`` instead of exhausting the machine's pids before the call's time-out.
-    The worker joins it first thing; its read-only ``/sys`` keeps it there. None if unavailable.
-    Named after this process (``rundirs.cgroup_name``), so a sweep removes it if we are killed.
+    """Best effort, as root: a cgroup of the ``pids`` controller (v1, else v2) that caps the tasks
+    of a worker's whole tree at ``limit``, so a fork bomb stops at ``limit`` instead of exhausting
+    the machine's pids before the call's time-out. The worker joins it first thing; its view
+    holds no ``/sys``, so it stays there. None if unavailable (the worker, then ``nobody``, caps
+    its tasks with ``RLIMIT_NPROC`` instead). Named after this process (``rundirs.cgroup_name``),
+    so a sweep removes it if we are killed.
     """
     parent = pids_parent()
     if parent is None:
-        return None
+        parent = pids_parent_v2()
+        if parent is None or not _enable_pids(parent):
+            return None
     path = os.path.join(parent, cgroup_name("worker"))
     try:
         os.mkdir(path)
@@ -192,3 +195,18 @@ def pids_cgroup(limit: int) -> str | None:
         remove_cgroup(path, 0.0)
         return None
     return path
+
+
+def _enable_pids(folder: str) -> bool:
+    """cgroup v2: the ``pids`` controller enabled for the children of ``folder`` (its
+    ``cgroup.subtree_control``); whether it is."""
+    control = os.path.join(folder, "cgroup.subtree_control")
+    try:
+        with open(control, encoding="ascii") as f:
+            if "pids" in f.read().split():
+                return True
+        with open(control, "w", encoding="ascii") as f:
+            f.write("+pids")
+    except OSError:
+        return False
+    return True

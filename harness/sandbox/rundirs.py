@@ -190,3 +190,37 @@ def sweep_once() -> None:
     """The sweep, once per process: the temporary directory and the pids cgroups."""
     sweep_folders()
     sweep_cgroups(pids_parent())
+    sweep_cgroups(pids_parent_v2())
+
+
+def pids_parent_v2(mountinfo: str = "/proc/self/mountinfo",
+                   cgroup: str = "/proc/self/cgroup") -> str | None:
+    """The folder of this process's cgroup in a cgroup v2 (unified) hierarchy whose ``pids``
+    controller is available there, where workers' cgroups are made on a host without the v1
+    ``pids`` hierarchy (today's Debian, Ubuntu, Fedora); None if there is none. ``pids`` is a
+    threaded controller: it may be enabled below a cgroup that holds processes (ol's own)."""
+    mount = root = relative = None
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        with open(mountinfo, encoding="utf-8") as f:
+            for line in f:
+                fields = line.split()
+                if fields[fields.index("-") + 1] == "cgroup2":
+                    root, mount = fields[3], fields[4]
+        with open(cgroup, encoding="utf-8") as f:
+            for line in f:
+                hierarchy, controllers, path = line.rstrip("\n").split(":", 2)
+                if hierarchy == "0" and controllers == "":
+                    relative = path
+    if mount is None or root is None or relative is None:
+        return None
+    if root != "/" and not relative.startswith(root.rstrip("/") + "/") and relative != root:
+        return None  # our cgroup is outside what this mount shows
+    inside = relative[len(root.rstrip("/")):] if root != "/" else relative
+    folder = mount.rstrip("/") + inside.rstrip("/")
+    try:
+        with open(os.path.join(folder, "cgroup.controllers"), encoding="ascii") as f:
+            if "pids" not in f.read().split():
+                return None
+    except OSError:
+        return None
+    return folder
