@@ -22,6 +22,7 @@ import tempfile
 from typing import Any
 
 from harness.own_tests.engine import MESSAGE_CHARS, REPORT_BYTES
+from harness.sandbox.harden import confine_run
 
 _PR_SET_PDEATHSIG, _PR_SET_DUMPABLE = 1, 4
 
@@ -48,7 +49,9 @@ def serve(argv: list[str]) -> None:
                                "disk_mb": config["limits"].get("disk_mb", 64), "code": None})
     # As the isolated worker, before any thread starts (in a PID namespace this process is then
     # PID 1, which no run can signal). tests/mine checks that the result matches the worker's.
-    confinement = harden(config)
+    # Each run lowers itself (harness.sandbox.harden.confine_run) once it has a run folder and
+    # IPC of its own: runs share nothing, files or shared memory (a suite could compare notes).
+    confinement = harden(config, keep_privileges=True)
     sandboxed, contained = confinement.read_only, confinement.contained
     _prctl(_PR_SET_DUMPABLE, 0)  # inherited: no run can open another's descriptors or memory
     for fd in (request_fd, reply_fd):
@@ -186,7 +189,9 @@ def _child(write_fd: int, source: str, config: dict) -> None:  # pragma: no cove
         os.dup2(null, fd)
     os.closerange(3, write_fd)  # nothing of the server's: its pipes, other runs' reports
     os.closerange(write_fd + 1, os.sysconf("SC_OPEN_MAX"))
-    work = tempfile.mkdtemp(prefix="run-", dir=config["home"])
+    work = config["home"]  # a fresh tmpfs of this run's own, over the server's run folder
+    if not confine_run(work, config["limits"].get("disk_mb", 64)):
+        os._exit(72)  # not confined as the others: no report, so the run counts for nothing
     os.chdir(work)
     os.environ.update(TMPDIR=work, HOME=work)
     tempfile.tempdir = None

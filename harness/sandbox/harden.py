@@ -513,13 +513,19 @@ def watch_parent() -> None:
     threading.Thread(target=watch, name="ol-watch-parent", daemon=True).start()
 
 
-def harden(config: dict) -> Confinement:
+def harden(config: dict, keep_privileges: bool = False) -> Confinement:
     """Steps 1 to 6 of the module docstring for this process and all it starts; what was achieved.
 
     ``config``: ``limits`` (``supervisor.rlimits``), ``cgroup`` (the parent's pids cgroup or
     None), ``view`` (``read``: folders to show read-only; ``hide``: ol's checkout, hidden even
     where an installation inside it is shown; ``code``: harness files to copy in, ``{"root",
     "files"}``; ``disk_mb``: the run folder's cap). Must run before any thread starts.
+
+    ``keep_privileges``: step 6 is left to each child that will run code under test
+    (``confine_run``), which first gets a run folder and an IPC namespace of its own: the ``--mine``
+    fork server, whose runs must share nothing. The process itself then keeps its capabilities
+    over its own namespaces (none over the host) and runs no student code; the confinement
+    returned is the one each run gets.
     """
     home = os.getcwd()
     tasks = join_cgroup(config.get("cgroup"))
@@ -544,6 +550,27 @@ def harden(config: dict) -> Confinement:
                                                os.geteuid(), contained)
     if root is not None and not in_view:
         os._exit(71)  # half a view is no view: the parent sees a crash at start, never less
+    _STATE.update(root_user=root_user, in_view=in_view, contained=contained, tasks=tasks,
+                  max_processes=config["limits"]["max_processes"])
+    if keep_privileges:
+        nobody, no_caps = (in_view if root_user else (not root_user and in_view)), True
+    else:
+        nobody, tasks, no_caps = _lower(libc)
+    if not contained:
+        watch_parent()
+    sys.dont_write_bytecode = True
+    return Confinement(view=in_view, read_only=bool(read_only), contained=contained,
+                       nobody=bool(nobody), no_caps=no_caps, tasks=tasks,
+                       disk_mb=int(view.get("disk_mb", 0)) if in_view else 0)
+
+
+_STATE: dict = {}  # what ``harden`` achieved, for ``_lower`` in this process or a forked run
+
+
+def _lower(libc: ctypes.CDLL) -> tuple[bool, str, bool]:
+    """Step 6: as root (inside a view) the host's nobody; every capability dropped. Returns
+    (nobody, how tasks are capped, no capabilities)."""
+    root_user, in_view, tasks = _STATE["root_user"], _STATE["in_view"], _STATE["tasks"]
     _drop_bounding_set(libc)
     # As root: the host's nobody. As any other user the kernel keeps that user's uid (seen as
     # 65534 inside), which owns nothing the view shows but the run folder.
@@ -551,17 +578,31 @@ def harden(config: dict) -> Confinement:
     nobody = _become_nobody() if root_user and in_view else (not root_user and in_view)
     if root_user and nobody and tasks == "none":  # no cgroup: cap nobody's tasks instead
         with contextlib.suppress(OSError, ValueError):
-            value = _user_tasks(NOBODY) + config["limits"]["max_processes"]
+            value = _user_tasks(NOBODY) + _STATE["max_processes"]
             resource.setrlimit(resource.RLIMIT_NPROC, (value, value))
             tasks = "rlimit"
-    elif nproc is not None and not root_user:
+    elif tasks == "none" and not root_user:
         tasks = "rlimit"
-    if contained:  # the uid change cleared it
+    if _STATE["contained"]:  # the uid change cleared it
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    no_caps = _drop_privileges(libc)
-    if not contained:
-        watch_parent()
-    sys.dont_write_bytecode = True
-    return Confinement(view=in_view, read_only=bool(read_only), contained=contained,
-                       nobody=bool(nobody), no_caps=no_caps, tasks=tasks,
-                       disk_mb=int(view.get("disk_mb", 0)) if in_view else 0)
+    return bool(nobody), tasks, _drop_privileges(libc)
+
+
+def confine_run(home: str, disk_mb: int) -> bool:
+    """In a child forked by a process hardened with ``keep_privileges``, before it runs any code
+    under test: a mount and an IPC namespace of its own, ``home`` a fresh tmpfs capped at
+    ``disk_mb`` (no run sees what another wrote, in files or in SysV or POSIX IPC), then step 6.
+    False if any part is refused: the caller must not run the code then."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if _STATE.get("in_view"):
+        if libc.unshare(_CLONE_NEWNS | _CLONE_NEWIPC) != 0:
+            return False
+        try:
+            _tmpfs(libc, home, f"size={int(disk_mb)}m,nr_inodes=16384,mode=700".encode())
+            if _STATE["root_user"]:
+                os.chown(home, NOBODY, NOBODY)
+        except OSError:
+            return False
+    os.chdir(home)
+    nobody, _, no_caps = _lower(libc)
+    return no_caps and (nobody or not _STATE.get("in_view"))
