@@ -159,9 +159,11 @@ def _read(snap: Path, suite: Path) -> list[str]:
         except subprocess.TimeoutExpired:
             child.kill()
             out = child.communicate()[0]
-    lines = [json.loads(line) for line in out.decode("utf-8", "replace").splitlines()
-             if line.startswith("{")]
-    last = lines[-1] if lines else {}
+    lines = []
+    for line in out.decode("utf-8", "replace").splitlines():
+        with contextlib.suppress(ValueError):  # the last line cut short by a kill
+            lines.append(json.loads(line))
+    last = lines[-1] if lines and isinstance(lines[-1], dict) else {}
     if child.returncode == 0 and isinstance(last.get("preload"), list):
         return [name for name in PRELOAD if name in last["preload"]]
     file = last.get("refused") or last.get("file")

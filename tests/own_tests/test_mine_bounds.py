@@ -98,6 +98,15 @@ def test_a_suite_that_takes_too_long_to_read_is_refused(tmp_path, monkeypatch):
         _stage(_suite(tmp_path, "test_a.py", "def test_a():\n    assert True\n"))
 
 
+def test_a_reading_process_killed_mid_line_is_refused_by_its_last_file(tmp_path, monkeypatch):
+    """Killed while it wrote (its time or memory ran out): the line cut short is no message."""
+    monkeypatch.setattr(staging, "READ", "import sys; sys.stdout.write("
+                        "'{\"file\": \"tests/test_a.py\"}\\n{\"fi'); sys.exit(-9)")
+    suite = _suite(tmp_path, "test_a.py", "def test_a():\n    assert True\n")
+    with pytest.raises(HarnessError, match=f"ol cannot read {suite / 'test_a.py'}: reading it took"):
+        _stage(suite)
+
+
 # == paths in failure texts ==========================================================================
 
 @pytest.mark.parametrize("text, shown", [
