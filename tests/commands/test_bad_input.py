@@ -111,6 +111,17 @@ ROWS = {
     "--memory-mb too large": (lambda t: ["check", "M07.6", "--memory-mb", "1000000000000"],
                               (r"--memory-mb must be at least 256 and at most 1048576 \(1 TiB\), "
                                r"got 1000000000000 \(the default is 4096")),
+    "--disk-mb out of range": (lambda t: ["check", "M07.6", "--disk-mb", "0"],
+                               r"--disk-mb must be at least 1 and at most 16384, got 0 \(the "
+                               r"default is 64"),
+    "module too large": (lambda t: ["check", "M07.6", "--workspace", workspace(
+        t, reference_source() + "#" * (64 << 10))], r"rejection\.py is larger than 64 KiB"),
+    "module nested too deeply": (lambda t: ["check", "M07.6", "--workspace", workspace(
+        t, reference_source() + "\nx = " + "-" * 10000 + "1\n")],
+        r"cannot parse .*rejection\.py: it is nested too deeply for Python"),
+    "module imports another file": (lambda t: ["check", "M07.6", "--workspace", workspace(
+        t, reference_source() + "\nfrom tinyllm.prob import helpers\n")],
+        r"imports tinyllm\.prob\.helpers, which ol does not run"),
     "--jobs out of range": (lambda t: ["lab", "M07.6", "--jobs", "0"],
                             r"--jobs must be at least 1 and at most 256, got 0 \(e.g. --jobs 2\)"),
     "--submission-timeout out of range": (lambda t: ["grade", "M07.6", t, "--submission-timeout",
