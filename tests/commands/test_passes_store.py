@@ -125,3 +125,14 @@ def test_the_record_is_written_through_dot_ol_and_read_back(tmp_path, capsys):
     assert json.loads((ws / ".ol/passes.json").read_text())["M07.6"] == first  # kept as it was
     (ws / ".ol/passes.json").write_text("not json")
     assert harness.engine.check.load_passes(w) == {}
+
+
+def test_a_nesting_bomb_in_the_record_is_no_record(tmp_path):
+    """#24: .ol/passes.json is the student's file: 100000 brackets made json recurse until
+    RecursionError, exit 3 in ol check (after its verdict) and ol diff."""
+    ws = workspace(tmp_path)
+    from harness.engine.workspace import Workspace
+
+    (ws / ".ol").mkdir()
+    (ws / ".ol/passes.json").write_text("[" * 100_000)
+    assert harness.engine.check.load_passes(Workspace(ws.resolve())) == {}
