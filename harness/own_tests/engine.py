@@ -157,6 +157,7 @@ class _ForkServer:
         def boot_config(process: Supervised) -> str:
             self.home = process.home
             return json.dumps({**config, "home": process.home, "repo_root": str(REPO_ROOT),
+                               "memory_cgroup": process.memory_cgroup,
                                "cgroup": process.cgroup, "limits": rlimits(limits)})
 
         def argv(request_fd: int, reply_fd: int) -> list:
@@ -167,7 +168,8 @@ class _ForkServer:
             return {**worker_env(home), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
         # Each run gets a worker's cap on its tasks.
-        self.peer = Peer(argv, "mine", env, self.output, MESSAGE_BYTES, limits.max_processes * jobs)
+        self.peer = Peer(argv, "mine", env, self.output, MESSAGE_BYTES, limits.max_processes * jobs,
+                         cgroup_memory_mb=limits.tree_memory_mb * jobs)
         self.process, self.conn = self.peer.process, self.peer.conn
 
     def ready(self) -> tuple[bool, bool]:

@@ -77,6 +77,7 @@ class Confinement:
     no_caps: bool = False  # no capability, no_new_privs
     tasks: str = "none"  # how its tasks are capped: cgroup v1, cgroup v2, rlimit, none
     disk_mb: int = 0  # the tmpfs cap on what it writes (0: none, only the file size limit)
+    memory: bool = False  # a memory cgroup caps its whole tree (tmpfs pages included)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -529,6 +530,7 @@ def harden(config: dict, keep_privileges: bool = False) -> Confinement:
     """
     home = os.getcwd()
     tasks = join_cgroup(config.get("cgroup"))
+    memory = join_cgroup(config.get("memory_cgroup")) != "none"
     root_user = os.geteuid() == 0
     nproc = None if tasks != "none" else (os.geteuid() if not root_user else NOBODY)
     set_limits(config["limits"], nproc if not root_user else None)
@@ -561,7 +563,7 @@ def harden(config: dict, keep_privileges: bool = False) -> Confinement:
     sys.dont_write_bytecode = True
     return Confinement(view=in_view, read_only=bool(read_only), contained=contained,
                        nobody=bool(nobody), no_caps=no_caps, tasks=tasks,
-                       disk_mb=int(view.get("disk_mb", 0)) if in_view else 0)
+                       disk_mb=int(view.get("disk_mb", 0)) if in_view else 0, memory=memory)
 
 
 _STATE: dict = {}  # what ``harden`` achieved, for ``_lower`` in this process or a forked run

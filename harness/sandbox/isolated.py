@@ -66,7 +66,7 @@ COLUMNS_FROM = 16  # calls in a piece, to send it by column
 
 
 _CONFINEMENT = {"view": bool, "read_only": bool, "contained": bool, "nobody": bool,
-                "no_caps": bool, "tasks": str, "disk_mb": int}
+                "no_caps": bool, "tasks": str, "disk_mb": int, "memory": bool}
 
 
 def confinement_of(data: object) -> dict[str, object]:

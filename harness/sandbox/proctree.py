@@ -16,7 +16,13 @@ import os
 import signal
 import time
 
-from harness.sandbox.rundirs import cgroup_name, pids_parent, pids_parent_v2, remove_cgroup
+from harness.sandbox.rundirs import (
+    cgroup_name,
+    pids_parent,
+    pids_parent_v2,
+    remove_cgroup,
+    v1_parent,
+)
 
 _PR_SET_CHILD_SUBREAPER = 36
 
@@ -210,3 +216,29 @@ def _enable_pids(folder: str) -> bool:
     except OSError:
         return False
     return True
+
+
+def memory_cgroup(limit_mb: int) -> str | None:
+    """Best effort, as root: a cgroup of the v1 ``memory`` controller that caps what a worker's
+    whole tree uses at ``limit_mb`` MiB, the pages of its tmpfs run folder and of its memfds
+    included (``RLIMIT_AS`` bounds each process only: 64 tasks could take the machine's memory
+    and the kernel's OOM killer would then pick any process, ol's or another submission's). The
+    worker joins it first thing; the kernel's OOM killer acts inside it. None if unavailable
+    (cgroup v2: a domain controller cannot be enabled below a cgroup holding processes)."""
+    parent = v1_parent("memory")
+    if parent is None:
+        return None
+    path = os.path.join(parent, cgroup_name("worker"))
+    try:
+        os.mkdir(path)
+    except OSError:
+        return None
+    try:
+        for name in ("memory.limit_in_bytes", "memory.memsw.limit_in_bytes"):
+            if name == "memory.limit_in_bytes" or os.path.exists(os.path.join(path, name)):
+                with open(os.path.join(path, name), "w", encoding="ascii") as f:
+                    f.write(str(limit_mb << 20))
+    except OSError:
+        remove_cgroup(path, 0.0)
+        return None
+    return path

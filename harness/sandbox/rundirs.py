@@ -167,18 +167,24 @@ def remove_cgroup(path: str | None, deadline: float, kill: bool = False) -> bool
 def pids_parent() -> str | None:
     """The folder of this process's cgroup in the v1 ``pids`` hierarchy, where workers' cgroups
     are made; None if there is none."""
+    return v1_parent("pids")
+
+
+def v1_parent(controller: str) -> str | None:
+    """The folder of this process's cgroup in the v1 hierarchy of ``controller`` (``pids``,
+    ``memory``); None if there is none."""
     mount = relative = None
     with contextlib.suppress(OSError, ValueError, IndexError):
         with open("/proc/self/mountinfo", encoding="utf-8") as f:
             for line in f:
                 fields = line.split()
                 tail = fields[fields.index("-") + 1:]
-                if tail[0] == "cgroup" and "pids" in tail[2].split(","):
+                if tail[0] == "cgroup" and controller in tail[2].split(","):
                     mount = fields[4]
         with open("/proc/self/cgroup", encoding="utf-8") as f:
             for line in f:
                 _, controllers, path = line.rstrip("\n").split(":", 2)
-                if "pids" in controllers.split(","):
+                if controller in controllers.split(","):
                     relative = path
     if mount is None or relative is None:
         return None
@@ -191,6 +197,7 @@ def sweep_once() -> None:
     sweep_folders()
     sweep_cgroups(pids_parent())
     sweep_cgroups(pids_parent_v2())
+    sweep_cgroups(v1_parent("memory"))
 
 
 def pids_parent_v2(mountinfo: str = "/proc/self/mountinfo",

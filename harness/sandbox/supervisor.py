@@ -68,6 +68,7 @@ class Limits:
     output_bytes: int = 65536  # stdout + stderr kept; the rest is counted and cut
     file_bytes: int = 64 << 20  # RLIMIT_FSIZE
     max_processes: int = 64  # tasks of the tree: a pids cgroup as root, else RLIMIT_NPROC
+    tree_memory_mb: int = 2048  # memory of the whole tree, tmpfs included: a memory cgroup as root
     import_timeout_s: float = 30.0  # interpreter start, numpy and the student's import
     disk_mb: int = 64  # the run folder, a tmpfs of its own in the worker's view: all it can write
 
@@ -175,19 +176,22 @@ class Supervised:
 
     def __init__(self, argv: list[str], kind: str, env: Callable[[str], dict[str, str]],
                  cgroup_tasks: int | None = None, makes_run_folders: bool = False,
-                 **popen: Any) -> None:
+                 cgroup_memory_mb: int | None = None, **popen: Any) -> None:
         sweep_once()  # what killed runs of earlier ol processes left behind
         proctree.become_subreaper()  # orphans of its tree come back to us: found, killed, reaped
         self.dead = False
         self.home = str(run_dir(kind))
-        self.cgroup = None
+        self.cgroup = self.memory_cgroup = None
         try:
             self.cgroup = proctree.pids_cgroup(cgroup_tasks) if cgroup_tasks else None
+            self.memory_cgroup = (proctree.memory_cgroup(cgroup_memory_mb) if cgroup_memory_mb
+                                  else None)
             self.argv = [a(self) if callable(a) else a for a in argv]
             self.proc = subprocess.Popen(self.argv, cwd=self.home, env=env(self.home),
                                          start_new_session=True, **popen)
         except BaseException:
             remove_cgroup(self.cgroup, 0.0)
+            remove_cgroup(self.memory_cgroup, 0.0)
             remove_tree(self.home)
             raise
         self.pid = self.proc.pid
@@ -247,6 +251,7 @@ class Supervised:
                 self.proc.wait(timeout=5)  # after this every orphan has been re-parented to us
             proctree.reap(members - {self.pid}, time.monotonic() + 5.0)
             remove_cgroup(self.cgroup, time.monotonic() + 1.0)
+            remove_cgroup(self.memory_cgroup, time.monotonic() + 1.0)
             if self.pidfd is not None:
                 os.close(self.pidfd)
             remove_tree(self.home)
@@ -292,6 +297,7 @@ class Peer:
     def __init__(self, argv: Callable[[int, int], list], kind: str,
                  env: Callable[[str], dict[str, str]], output: Output, message_limit: int,
                  cgroup_tasks: int | None = None, extra_fds: tuple[int, ...] = (),
+                 cgroup_memory_mb: int | None = None,
                  pipe_bytes: int = 0, makes_run_folders: bool = False) -> None:
         self.drained = Drained(output, f"ol-drain-{kind}")
         req_r, req_w = os.pipe()
@@ -302,7 +308,7 @@ class Peer:
                     with contextlib.suppress(OSError):
                         fcntl.fcntl(fd, _F_SETPIPE_SZ, pipe_bytes)
             self.process = Supervised(
-                argv(req_r, resp_w), kind, env, cgroup_tasks, makes_run_folders,
+                argv(req_r, resp_w), kind, env, cgroup_tasks, makes_run_folders, cgroup_memory_mb,
                 stdin=subprocess.DEVNULL,
                 stdout=self.drained.write_fd, stderr=self.drained.write_fd,
                 pass_fds=(req_r, resp_w, *extra_fds))
@@ -353,6 +359,7 @@ class WorkerProcess:
                 return json.dumps({
                     "repo_root": str(REPO_ROOT), "python_dir": str(python_dir),
                     "import_name": import_name, "cgroup": process.cgroup,
+                    "memory_cgroup": process.memory_cgroup,
                     "limits": rlimits(limits),
                     "view": view_config([str(python_dir)], limits, WORKER_CODE)})
 
@@ -361,7 +368,8 @@ class WorkerProcess:
                         str(progress), config]
 
             self.peer = Peer(argv, "worker", worker_env, output, MAX_MESSAGE,
-                             limits.max_processes, (progress,), pipe_bytes=1 << 20)
+                             limits.max_processes, (progress,), pipe_bytes=1 << 20,
+                             cgroup_memory_mb=limits.tree_memory_mb)
         except BaseException:
             if hasattr(self, "_map"):
                 self._map.close()

@@ -109,7 +109,7 @@ def test_a_malformed_confinement_report_means_nothing_was_achieved():
         confinement_of(None))
     assert len(missing_confinement(confinement_of(None))) == 7
     good = {"view": True, "read_only": True, "contained": True, "nobody": True, "no_caps": True,
-            "tasks": "cgroup v1", "disk_mb": 64}
+            "tasks": "cgroup v1", "disk_mb": 64, "memory": True}
     assert missing_confinement(confinement_of(good)) == []
     assert "task cap" in missing_confinement(confinement_of({**good, "tasks": "none"}))
 
@@ -191,3 +191,53 @@ def test_grade_and_gate_record_and_warn_of_a_partial_sandbox(tmp_path):
     assert "sandbox was partial" in (tmp_path / "gate.md").read_text()
     gate = json.loads((tmp_path / "gate.json").read_text())
     assert all(m["run"]["confinement"]["view"] is False for m in gate["modules"])
+
+
+MEMORY_PROBE = '''
+import os, time
+
+def hog(children, mb):
+    """``children`` processes that each touch ``mb`` MiB (each far below RLIMIT_AS), waiting
+    until all are up; True if every one of them held its memory."""
+    r, w = os.pipe()
+    for _ in range(children):
+        if os.fork() == 0:
+            block = bytearray(mb << 20)
+            for i in range(0, len(block), 4096):
+                block[i] = 1
+            os.write(w, b"x")
+            time.sleep(30)
+            os._exit(0)
+    os.set_blocking(r, False)
+    got = 0
+    deadline = time.monotonic() + 10
+    while got < children and time.monotonic() < deadline:
+        try:
+            got += len(os.read(r, 64))
+        except BlockingIOError:
+            time.sleep(0.05)
+    return got == children
+'''
+
+
+@ROOT_ONLY
+def test_the_whole_tree_is_capped_by_a_memory_cgroup(tmp_path):
+    """#24: RLIMIT_AS bounds each process; many children together could take the machine's memory
+    and the kernel would kill any process (a grading run was killed so). A memory cgroup caps the
+    tree: past it the kernel's OOM killer acts inside the worker's tree only."""
+    prob = tmp_path / "python" / "tinyllm" / "prob"
+    prob.mkdir(parents=True)
+    (prob.parent / "__init__.py").write_text("")
+    (prob / "__init__.py").write_text("")
+    (prob / "rejection.py").write_text(textwrap.dedent(MEMORY_PROBE))
+    with IsolatedTarget("mem", tmp_path / "python", "tinyllm.prob.rejection", ("hog",), {},
+                        Limits(tree_memory_mb=256, call_timeout_s=30)) as t:
+        assert t.import_status() is None
+        if not t.confinement.get("memory"):
+            pytest.skip("no v1 memory cgroup here")
+        assert t.call("hog", 2, 32) is True  # 64 MiB: within the cap
+        try:
+            held = t.call("hog", 8, 64)  # 512 MiB: over it
+        except Exception:  # noqa: BLE001 - the worker itself may be the one the OOM killer took
+            held = False
+        assert held is False
