@@ -592,13 +592,21 @@ def _lower(libc: ctypes.CDLL) -> tuple[bool, str, bool]:
 
 def confine_run(home: str, disk_mb: int) -> bool:
     """In a child forked by a process hardened with ``keep_privileges``, before it runs any code
-    under test: a mount and an IPC namespace of its own, ``home`` a fresh tmpfs capped at
-    ``disk_mb`` (no run sees what another wrote, in files or in SysV or POSIX IPC), then step 6.
-    False if any part is refused: the caller must not run the code then."""
+    under test: mount, IPC, network and PID namespaces of its own (the child stays outside as a
+    shim that mirrors how the run ends; the run is PID 1 with a ``/proc`` of its own, and whatever
+    it leaves running dies with it), ``home`` a fresh tmpfs capped at ``disk_mb``, then step 6.
+    So no run sees what another wrote, in files, SysV or POSIX IPC, abstract sockets or the names
+    of processes left behind. False if any part is refused: the caller must not run the code."""
     libc = ctypes.CDLL(None, use_errno=True)
     if _STATE.get("in_view"):
-        if libc.unshare(_CLONE_NEWNS | _CLONE_NEWIPC) != 0:
+        if libc.unshare(_CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWNET) != 0:
             return False
+        if _STATE.get("contained"):
+            if not _contain(libc):  # returns in the run, PID 1 of its namespace
+                return False
+            if libc.mount(b"proc", b"/proc", b"proc",
+                          _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, None) != 0:
+                return False
         try:
             _tmpfs(libc, home, f"size={int(disk_mb)}m,nr_inodes=16384,mode=700".encode())
             if _STATE["root_user"]:

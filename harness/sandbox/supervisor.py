@@ -68,7 +68,9 @@ class Limits:
     output_bytes: int = 65536  # stdout + stderr kept; the rest is counted and cut
     file_bytes: int = 64 << 20  # RLIMIT_FSIZE
     max_processes: int = 64  # tasks of the tree: a pids cgroup as root, else RLIMIT_NPROC
-    tree_memory_mb: int = 2048  # memory of the whole tree, tmpfs included: a memory cgroup as root
+    # Memory of the whole tree, tmpfs and memfds included (a memory cgroup as root): at most this,
+    # and at most memory_mb + disk_mb, so --memory-mb bounds the tree too.
+    tree_memory_mb: int = 2048
     import_timeout_s: float = 30.0  # interpreter start, numpy and the student's import
     disk_mb: int = 64  # the run folder, a tmpfs of its own in the worker's view: all it can write
 
@@ -369,7 +371,8 @@ class WorkerProcess:
 
             self.peer = Peer(argv, "worker", worker_env, output, MAX_MESSAGE,
                              limits.max_processes, (progress,), pipe_bytes=1 << 20,
-                             cgroup_memory_mb=limits.tree_memory_mb)
+                             cgroup_memory_mb=min(limits.tree_memory_mb,
+                                                  limits.memory_mb + limits.disk_mb))
         except BaseException:
             if hasattr(self, "_map"):
                 self._map.close()
