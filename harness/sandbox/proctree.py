@@ -189,14 +189,23 @@ def pids_cgroup(limit: int) -> str | None:
         parent = pids_parent_v2()
         if parent is None or not _enable_pids(parent):
             return None
+    return _make_cgroup(parent, {"pids.max": str(limit)})
+
+
+def _make_cgroup(parent: str, settings: dict[str, str], optional: tuple[str, ...] = ()) -> str | None:
+    """A worker's cgroup below ``parent`` (named after this process, ``rundirs.cgroup_name``)
+    with each of ``settings`` written (one named in ``optional`` only if the controller has it,
+    as ``memory.memsw.*`` without swap accounting); None, and nothing left, if it cannot be made."""
     path = os.path.join(parent, cgroup_name("worker"))
     try:
         os.mkdir(path)
     except OSError:
         return None
     try:
-        with open(os.path.join(path, "pids.max"), "w", encoding="ascii") as f:
-            f.write(str(limit))
+        for name, value in settings.items():
+            if name not in optional or os.path.exists(os.path.join(path, name)):
+                with open(os.path.join(path, name), "w", encoding="ascii") as f:
+                    f.write(value)
     except OSError:
         remove_cgroup(path, 0.0)
         return None
@@ -228,17 +237,7 @@ def memory_cgroup(limit_mb: int) -> str | None:
     parent = v1_parent("memory")
     if parent is None:
         return None
-    path = os.path.join(parent, cgroup_name("worker"))
-    try:
-        os.mkdir(path)
-    except OSError:
-        return None
-    try:
-        for name in ("memory.limit_in_bytes", "memory.memsw.limit_in_bytes"):
-            if name == "memory.limit_in_bytes" or os.path.exists(os.path.join(path, name)):
-                with open(os.path.join(path, name), "w", encoding="ascii") as f:
-                    f.write(str(limit_mb << 20))
-    except OSError:
-        remove_cgroup(path, 0.0)
-        return None
-    return path
+    limit = str(limit_mb << 20)
+    return _make_cgroup(parent, {"memory.limit_in_bytes": limit,
+                                 "memory.memsw.limit_in_bytes": limit},
+                        optional=("memory.memsw.limit_in_bytes",))
