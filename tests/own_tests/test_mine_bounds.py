@@ -86,8 +86,15 @@ def test_a_list_literal_of_two_mib_is_refused_in_one_line(tmp_path):
 
 def test_a_chain_too_deep_to_compile_is_refused_in_one_line(tmp_path):
     """It parses, then compiling it raises RecursionError: before, a traceback and exit 3."""
-    suite = _suite(tmp_path, "test_deep.py", "X = " + "1 + " * 5000 + "1\n\n"
-                                             "def test_x():\n    assert X\n")
+    source = "X = " + "1 + " * 5000 + "1\n\n" "def test_x():\n    assert X\n"
+    suite = _suite(tmp_path, "test_deep.py", source)
+    try:
+        compile(source, "<deep>", "exec")
+    except RecursionError:
+        pass
+    else:  # Python 3.13's compiler takes the chain: read as any other suite
+        _stage(suite)
+        return
     with pytest.raises(HarnessError, match="test_deep.py: it is nested too deep to parse"):
         _stage(suite)
 
