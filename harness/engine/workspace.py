@@ -47,10 +47,13 @@ class Workspace:
 
 
 def resolve_workspace(arg: str | None, cwd: Path | None = None) -> Workspace:
-    """``--workspace DIR``; else the current directory if it holds ``python/tinyllm``; else ``student/``."""
+    """``--workspace DIR``; else the nearest of the current directory and its parents that holds
+    ``python/tinyllm`` (as git finds its repository: ``ol check`` from inside
+    ``python/tinyllm/prob`` checks that workspace, never the bundled one); else ``student/``."""
     if arg is None:
-        cwd = cwd or Path.cwd()
-        root = cwd if (cwd / "python" / "tinyllm").is_dir() else STUDENT_DIR
+        cwd = (cwd or Path.cwd()).absolute()
+        root = next((d for d in (cwd, *cwd.parents) if (d / "python" / "tinyllm").is_dir()),
+                    STUDENT_DIR)
     else:
         root = Path(arg).expanduser()
         if not root.exists():
