@@ -555,7 +555,7 @@ def harden(config: dict, keep_privileges: bool = False) -> Confinement:
     _STATE.update(root_user=root_user, in_view=in_view, contained=contained, tasks=tasks,
                   max_processes=config["limits"]["max_processes"])
     if keep_privileges:
-        nobody, no_caps = (in_view if root_user else (not root_user and in_view)), True
+        nobody, no_caps = in_view, True  # what each run gets (``confine_run``)
     else:
         nobody, tasks, no_caps = _lower(libc)
     if not contained:

@@ -95,15 +95,22 @@ def run_as_nobody(args: list[str], home: Path, timeout: float) -> subprocess.Com
                           text=True, timeout=timeout, check=False)
 
 
-def test_an_escaped_process_cannot_rewrite_the_reports_after_ol_exits(tmp_path):
-    home = Path(os.environ["TMPDIR"]) / f"nobody-{os.getpid()}"
+def _nobody_home(name: str) -> Path:
+    """A folder in the session's TMPDIR that nobody can write, and our folders above it that
+    nobody can pass through."""
+    home = Path(os.environ["TMPDIR"]) / f"{name}-{os.getpid()}"
     home.mkdir(mode=0o777)
+    for folder in [home, *home.parents]:  # our own folders: let nobody through
+        if folder == Path(os.environ["TMPDIR"]).parent:
+            break
+        folder.chmod(folder.stat().st_mode | 0o711)
+    home.chmod(0o777)
+    return home
+
+
+def test_an_escaped_process_cannot_rewrite_the_reports_after_ol_exits(tmp_path):
+    home = _nobody_home("nobody")
     try:
-        for folder in [home, *home.parents]:  # our own folders: let nobody through
-            if folder == Path(os.environ["TMPDIR"]).parent:
-                break
-            folder.chmod(folder.stat().st_mode | 0o711)
-        home.chmod(0o777)
         report = home / "report.json"
         junit = home / "junit.xml"
         ws = home / "ws"
@@ -145,14 +152,8 @@ _OL_SEEN = _ol_peek({repo!r})
 def test_without_root_the_worker_sees_only_its_view(tmp_path):
     """#24: as a plain user too, the code under test runs in a root of its own: ol's checkout and
     the host's folders are not there; it is seen as nobody (65534) inside."""
-    home = Path(os.environ["TMPDIR"]) / f"nobody-view-{os.getpid()}"
-    home.mkdir(mode=0o777)
+    home = _nobody_home("nobody-view")
     try:
-        for folder in [home, *home.parents]:
-            if folder == Path(os.environ["TMPDIR"]).parent:
-                break
-            folder.chmod(folder.stat().st_mode | 0o711)
-        home.chmod(0o777)
         report = home / "report.json"
         ws = home / "ws"
         shutil.copytree(REPO_ROOT / "reference" / "python" / "tinyllm", ws / "python" / "tinyllm",
