@@ -44,19 +44,69 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FRESH", "AuditRequest", "CheckRequest", "GateRequest", "GradeRequest", "LabRequest",
-    "OwnTestsRequest", "audit_mutmut", "audit_power", "check", "gate", "grade", "lab",
-    "own_tests",
+    "OwnTestsRequest", "audit_mutmut", "audit_power", "check", "check_error", "gate", "grade",
+    "lab", "own_tests", "with_request",
 ]
 
 
 def check(request: CheckRequest,
           on_result: Callable[[TestResult], None] | None = None) -> RunResult:
-    """Run the catalog against the request's target; ``on_result`` sees each test as it ends."""
+    """Run the catalog against the request's target; ``on_result`` sees each test as it ends.
+
+    The result records what the request changed in the cases and the code checked (``ref_deps``,
+    ``pattern``: its ``replay``) and how many tests of the catalog did not run, and why (``-k``,
+    ``--maxfail``): such a run is ``partial``, never a pass."""
     from harness.engine.check import run_check
     from harness.engine.workspace import resolve_workspace
 
     ws = resolve_workspace(request.workspace) if request.target == "student" else None
-    return run_check(request, ws, on_result)
+    return with_request(request, run_check(request, ws, on_result))
+
+
+def _catalog(module_id: str) -> list:
+    """The catalog's tests, as the runner collects them."""
+    from harness.engine import runner
+    from harness.engine.course import load_course
+
+    return list(runner.collect(load_course().module(module_id)))
+
+
+def with_request(request: CheckRequest, result: RunResult) -> RunResult:
+    """``result`` with the options of ``request`` its replay needs (``ref_deps``, ``pattern``)
+    and the count of the catalog's tests it did not run, with the options that left them unrun
+    (``-k``, ``--maxfail``): such a run is ``partial``."""
+    import dataclasses
+    import shlex
+
+    from harness.engine.runner import select_cases
+
+    cases = _catalog(request.module_id)
+    selected = len(select_cases(cases, request.pattern))
+    by = []
+    if request.pattern and selected < len(cases):
+        by.append(f"-k {shlex.quote(request.pattern)}")
+    if len(result.tests) < selected and request.maxfail is not None:
+        by.append(f"--maxfail {request.maxfail}")
+    return dataclasses.replace(result, ref_deps=request.ref_deps, pattern=request.pattern,
+                               not_run=max(len(cases) - len(result.tests), 0),
+                               not_run_by=tuple(by))
+
+
+def check_error(request: CheckRequest, workspace: str | None, message: str) -> RunResult:
+    """The result of a check that could not start (a syntax error, a failed import, a missing
+    dependency): no test, every test of the catalog not run, the one-line ``message``; what
+    ``ol check`` writes into each report asked for, so a report says what went wrong."""
+    from harness.engine.results import RunResult
+
+    target = {"student": f"workspace {workspace}", "reference": "reference"}.get(
+        request.target, f"mutant {request.target}")
+    try:
+        size = len(_catalog(request.module_id))
+    except Exception:  # noqa: BLE001 - a catalog that cannot load is itself the error reported
+        size = 0
+    return RunResult(request.module_id, workspace or "", target, (), seed=request.seed,
+                     ref_deps=request.ref_deps, pattern=request.pattern, not_run=size,
+                     error=message)
 
 
 def lab(request: LabRequest,

@@ -1,6 +1,7 @@
 """The ``ol`` command: parse arguments, call one engine function per command, report, exit.
 
-Exit codes: 0 verdict pass, 1 verdict fail, 2 usage or setup error, 3 internal error. Only
+Exit codes: 0 verdict pass, 1 verdict fail, 2 usage or setup error, 3 internal error, 4 a
+partial run (``ol check -k``, ``--maxfail``) with no failure: no verdict. Only
 ``main`` turns a ``HarnessError`` into its one line; an unforeseen error prints one line and
 leaves its traceback in a log file it names.
 """
@@ -210,6 +211,17 @@ def _add(sub, name: str, help_text: str, epilog: str) -> argparse.ArgumentParser
                           formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
+CHECK_EXIT_CODES = """\
+exit codes:
+  0  pass: every test of the catalog ran and passed
+  1  fail: a test failed (also in a partial run)
+  2  usage or setup error (a syntax error, a failed import, a missing dependency): one line on
+     stderr; every report asked for (--json, --junit, --gradescope) still says so
+  3  internal error: one line names the log with the traceback
+  4  partial run: -k or --maxfail left tests unrun and none of those run failed; no verdict
+     (the summary line says "partial run: no verdict"; a partial run never records a pass)"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     modules, milestones = _course_help()
     listing, with_milestones = _epilog(modules), _epilog(modules, milestones)
@@ -223,8 +235,8 @@ def build_parser() -> argparse.ArgumentParser:
                        listing), modules)
     _start_parser(_add(sub, "start", "write the stubs of a module into your workspace", listing),
                   modules)
-    _check_parser(_add(sub, "check", "run a module's catalog against your workspace", listing),
-                  modules)
+    _check_parser(_add(sub, "check", "run a module's catalog against your workspace",
+                       CHECK_EXIT_CODES + "\n\n" + listing), modules)
     p = _add(sub, "diff", "your module against the reference, once it passes", listing)
     _module_arg(p, modules)
     _workspace_arg(p)
@@ -245,7 +257,8 @@ def _tests_parser(p: argparse.ArgumentParser, modules: list[tuple[str, str]]) ->
                    help="text (default: a block per test, at most 100 columns), json, or a "
                    "markdown table")
     p.add_argument("--wide", action="store_true",
-                   help="text: one long row per test, for grep (the lines are not wrapped)")
+                   help="text: one long row per test, for grep (the lines are not wrapped; they "
+                   "fit COLUMNS, default 100, otherwise); with --mine, no line wrapped")
     p.add_argument("--mine", metavar="PATH", action=_Once,
                    help="grade your own tests against correct and buggy implementations (rung R1)")
     _workspace_arg(p, "with --mine: where a relative PATH is found (default: the current "
@@ -280,7 +293,11 @@ def _check_parser(p: argparse.ArgumentParser, modules: list[tuple[str, str]]) ->
     p.add_argument("--maxfail", type=_at_least_one("--maxfail", "e.g. --maxfail 3, or -x for 1"),
                    metavar="N", action=_Once, help="stop after N failed tests (N at least 1)")
     p.add_argument("-v", "--verbose", action="count", default=0,
-                   help="after each test's line, what the test checks")
+                   help="after each test's line, what the test checks; long values whole (a list "
+                   "of more than 8 numbers is cut otherwise)")
+    p.add_argument("--wide", action="store_true",
+                   help="long values whole and no line wrapped (the lines fit COLUMNS, default "
+                   "100, otherwise)")
     for flag in ("json", "junit", "gradescope"):
         p.add_argument(f"--{flag}", metavar="FILE", action=_Once,
                        help=f"also write a {flag} report")

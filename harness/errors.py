@@ -9,12 +9,14 @@ EXIT_PASS = 0  # the verdict is pass
 EXIT_FAIL = 1  # the verdict is fail
 EXIT_USAGE = 2  # a usage or setup error: one line says what is wrong and what to do
 EXIT_INTERNAL = 3  # ol itself failed: one line names the log with the traceback
+EXIT_PARTIAL = 4  # a partial run (-k, --maxfail) in which no test failed: no verdict, not a pass
 EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports a process ended by SIGINT (128 + 2)
 
 
 def exit_code(verdict: str) -> int:
-    """The exit code of a command whose verdict is ``verdict``."""
-    return EXIT_PASS if verdict == "pass" else EXIT_FAIL
+    """The exit code of a command whose verdict is ``verdict`` (``partial``: a run that left
+    tests unrun and failed none has no verdict; 0 is a full pass only)."""
+    return {"pass": EXIT_PASS, "partial": EXIT_PARTIAL}.get(verdict, EXIT_FAIL)
 
 
 class HarnessError(Exception):

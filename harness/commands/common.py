@@ -13,11 +13,21 @@ from harness.engine.seeding import FRESH, PUBLIC
 from harness.errors import HarnessError
 
 
-def out(text: str = "") -> None:
-    """One line of a command's own output; a path or name in it may come from a submission."""
+def out(text: str = "", width: int | None = None) -> None:
+    """One line of a command's own output; a path or name in it may come from a submission.
+    With ``width``, a longer line is wrapped, its continuation lines indented."""
     from harness.report.escape import printable
+    from harness.report.text import fit
 
-    print(printable(text), flush=True)
+    print(fit(printable(text), width), flush=True)
+
+
+def text_width(args: argparse.Namespace) -> int | None:
+    """The width ``ol check`` and ``ol tests`` fit their lines to: ``COLUMNS`` when set, else
+    100; None with ``--wide`` (every line whole, for grep)."""
+    from harness.report.text import columns
+
+    return None if getattr(args, "wide", False) else columns()
 
 
 @overload
@@ -99,11 +109,14 @@ def _identities(path: str, where: Path) -> list[object]:
     return keys
 
 
-def write_asked(reports: Sequence[tuple[str | None, object]], result: object) -> None:
-    """Each ``(path, render)`` asked for, written atomically, then named on its own line."""
+def write_asked(reports: Sequence[tuple[str | None, object]], result: object,
+                width: int | None = None) -> None:
+    """Each ``(path, render)`` asked for, written atomically (``write_atomic``: the old file or
+    the new one, never half of either), then named on its own line. Every report is rendered
+    before the first is written: a reporter that fails leaves no report of this run."""
     from harness.report.io import write_atomic
 
-    for path, render in reports:
-        if path:
-            write_atomic(Path(path), render(result))  # type: ignore[operator]
-            out(f"wrote {path}")
+    documents = [(path, render(result)) for path, render in reports if path]  # type: ignore[operator]
+    for path, text in documents:
+        write_atomic(Path(path), text)
+        out(f"wrote {path}", width)

@@ -6,14 +6,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness.commands.common import check_report_paths, out, write_asked
+from harness.commands.common import check_report_paths, out, text_width, write_asked
 from harness.engine.course import load_course
 from harness.errors import EXIT_PASS, HarnessError, exit_code
 
 
 def run(args: argparse.Namespace) -> int:
     from harness.catalogs.metadata import collect
-    from harness.report.text import format_catalog
+    from harness.report.text import WIDTH, format_catalog
 
     module = load_course().module(args.module)
     if args.mine:
@@ -25,7 +25,8 @@ def run(args: argparse.Namespace) -> int:
         raise HarnessError(f"--wide goes with the text format, not --format {args.format}",
                            f"ol tests {module.id} --wide")
     sys.stdout.write(format_catalog(module, collect(module), args.format,
-                                    wide=getattr(args, "wide", False)))
+                                    wide=getattr(args, "wide", False),
+                                    width=text_width(args) or WIDTH))
     return EXIT_PASS
 
 
@@ -44,10 +45,11 @@ def run_own_tests(args: argparse.Namespace) -> int:
     workspace = Path(args.workspace).expanduser() if args.workspace else Path.cwd()
     check_report_paths([("--json", json_path), ("--gradescope", gradescope_path)], workspace,
                        [(suite, f"your tests (--mine {args.mine})")])
+    width = text_width(args)
     out(f"ol tests {module.id} --mine {args.mine}: your tests against the reference, the hidden "
-        "correct implementations and every known bug")
+        "correct implementations and every known bug", width)
     with progress_printer(f"tests {module.id} --mine", "implementations") as progress:
         result = api.own_tests(request, progress=progress)
-    sys.stdout.write(format_text(result))
+    sys.stdout.write(format_text(result, width))
     write_asked([(json_path, to_json_text), (gradescope_path, to_gradescope)], result)
     return exit_code(result.verdict)

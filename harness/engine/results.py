@@ -7,6 +7,7 @@ One JSON shape per result, tagged with its type and format version (``harness.en
 from __future__ import annotations
 
 import enum
+import platform
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -179,9 +180,32 @@ def missing_confinement(confinement: dict[str, Any] | None) -> list[str]:
             if not confinement.get(key) or confinement.get(key) == "none"]
 
 
+def python_text() -> str:
+    """This process's Python, as reports name it: ``3.12.1 (CPython)`` (the worker that runs the
+    code under test is started with this same interpreter). Results differ across versions:
+    builtin ``sum()`` of floats is compensated from 3.12 on."""
+    return f"{platform.python_version()} ({platform.python_implementation()})"
+
+
+def platform_text() -> str:
+    """This process's platform: ``Linux-6.1.0-18-amd64-x86_64-with-glibc2.36``."""
+    return platform.platform()
+
+
+VERDICTS = ("pass", "fail", "partial", "error")
+
+
 @dataclass(frozen=True)
 class RunResult:
-    """One catalog run against one target."""
+    """One catalog run against one target.
+
+    A **partial** run is one that left ``not_run`` tests of the catalog unrun (``-k``, or
+    ``--maxfail`` / ``-x`` stopping it); ``not_run_by`` names the options that did. With no
+    failure it has no verdict (``partial``), never ``pass``. A run that could not start (a syntax
+    error, a failed import, a missing dependency: exit 2) is a result too, with no test and its
+    one-line ``error``, so every report asked for is still written. ``python`` and ``platform``
+    are those of the process that made the result (the worker runs the same interpreter).
+    """
 
     module: str
     workspace: str
@@ -193,6 +217,27 @@ class RunResult:
     seed: int | None = None  # the run seed of the randomised cases; None: the public cases
     # How the isolated worker was confined (``harden.Confinement`` as plain data); None in process.
     confinement: dict[str, Any] | None = None
+    ref_deps: bool = False  # --ref-deps: the reference stood in for the modules this one needs
+    pattern: str | None = None  # -k: the selection the run was given
+    not_run: int = 0  # tests of the catalog this run did not run (-k, --maxfail, a setup error)
+    not_run_by: tuple[str, ...] = ()  # the options that left them unrun: "-k chi", "--maxfail 1"
+    error: str = ""  # the one-line message of a setup error: the check could not run
+    python: str = field(default_factory=python_text)
+    platform: str = field(default_factory=platform_text)
+
+    @property
+    def replay(self) -> str:
+        """The command that runs this check again, on the same cases against the same code
+        (``harness.engine.seeding.check_replay``)."""
+        from harness.engine.seeding import check_replay
+
+        return check_replay(self.module, self.target, self.workspace, self.seed, self.ref_deps,
+                            self.pattern)
+
+    @property
+    def partial(self) -> bool:
+        """Whether tests of the catalog were left unrun by an option (``-k``, ``--maxfail``)."""
+        return not self.error and self.not_run > 0
 
     @property
     def passed(self) -> int:
@@ -209,7 +254,14 @@ class RunResult:
 
     @property
     def verdict(self) -> str:
-        return "pass" if self.tests and self.failed == 0 else "fail"
+        """``error`` (the check could not run), ``fail`` (a test failed, also in a partial run),
+        ``partial`` (a partial run with no failure: no verdict), or ``pass`` (every test of the
+        catalog ran and passed)."""
+        if self.error:
+            return "error"
+        if self.failed or not self.tests:
+            return "fail"
+        return "partial" if self.partial else "pass"
 
     def failures(self) -> list[TestResult]:
         return [t for t in self.tests if not t.ok]
@@ -221,9 +273,18 @@ class RunResult:
             "workspace": self.workspace,
             "target": self.target,
             "seed": self.seed,
+            "replay": self.replay,
             "verdict": self.verdict,
+            "error": self.error,
             "passed": self.passed,
             "failed": self.failed,
+            "partial": self.partial,
+            "not_run": self.not_run,
+            "not_run_by": list(self.not_run_by),
+            "ref_deps": self.ref_deps,
+            "pattern": self.pattern,
+            "python": self.python,
+            "platform": self.platform,
             "duration_s": self.duration_s,
             "notes": list(self.notes),
             "tests": [t.to_json() for t in self.tests],
@@ -246,4 +307,11 @@ class RunResult:
                 diagnosis=tuple(Diagnosis.from_json(x) for x in d.get("diagnosis", ())),
                 seed=d.get("seed"),
                 confinement=d.get("confinement"),
+                ref_deps=bool(d.get("ref_deps", False)),
+                pattern=d.get("pattern"),
+                not_run=int(d.get("not_run", 0)),
+                not_run_by=tuple(d.get("not_run_by", ())),
+                error=str(d.get("error", "")),
+                python=str(d.get("python", "")),
+                platform=str(d.get("platform", "")),
             )

@@ -111,3 +111,23 @@ def seed_text(seed: int | None) -> str:
 def replay_command(command: str, subject: str, seed: int | None, *options: str) -> str:
     """``ol COMMAND SUBJECT [OPTIONS] --seed N``: the command line that runs the same cases."""
     return shlex.join(["ol", command, subject, *options, "--seed", seed_text(seed)])
+
+
+def check_replay(module: str, target: str, workspace: str | None, seed: int | None,
+                 ref_deps: bool = False, pattern: str | None = None) -> str:
+    """The ``ol check`` that runs a check again: the same cases against the same code.
+
+    It holds every option that changes the cases or the code checked: the target (``--workspace
+    WS``, with ``--ref-deps`` when the reference stood in for the modules it needs, or ``--target
+    T`` for the reference or a mutant: ``target`` is a run's ``"reference"``, ``"mutant s07"`` or
+    ``"workspace ..."``), the selection (``-k``) and the seed (``--seed N``, or ``--seed public``).
+    Not the options that only stop a run early (``--maxfail``: the replay runs every selected
+    test), bound its resources (``--timeout``, ``--memory-mb``, ``--disk-mb``: the defaults), or
+    shape its output (``-v``, ``--wide``, ``--no-diagnosis``, the reports)."""
+    if target == "reference":
+        where: tuple[str, ...] = ("--target", "reference")
+    elif target.startswith("mutant "):
+        where = ("--target", target.split(" ", 1)[1])
+    else:
+        where = ("--workspace", workspace or ".", *(("--ref-deps",) if ref_deps else ()))
+    return replay_command("check", module, seed, *where, *(("-k", pattern) if pattern else ()))

@@ -6,10 +6,10 @@ import html
 import json
 import re
 import textwrap
+from collections.abc import Callable
 from typing import Any
 
 from harness.engine.results import WRONG, Outcome, RunResult, TestResult
-from harness.engine.seeding import replay_command
 from harness.report.escape import UNSAFE, printable
 
 # Plain markers (no emoji): they read the same in a terminal, a CI log and a step summary.
@@ -35,23 +35,36 @@ def json_text(data: Any, *, allow_nan: bool = True) -> str:
 
 
 def summary_line(result: RunResult) -> str:
-    """``M07.6: 17 passed, 2 failed (verdict: fail)``."""
+    """``M07.6: 17 passed, 2 failed (verdict: fail)``; a partial run says how many tests did not
+    run, why, and that it is partial: ``M07.6: 1 passed, 0 failed, 19 not run (-k chi) (partial
+    run: no verdict)``, never ``verdict: pass``; a check that could not start says so."""
+    if result.error:
+        return f"{result.module}: no test ran, the check could not start (verdict: error)"
     counts = f"{result.passed} passed, {result.failed} failed"
-    return f"{result.module}: {counts} (verdict: {result.verdict})"
+    if result.not_run:
+        by = f" ({', '.join(result.not_run_by)})" if result.not_run_by else ""
+        counts += f", {result.not_run} not run{by}"
+    if result.partial:
+        verdict = "partial run: no verdict" if result.verdict == "partial" else \
+            f"partial run; verdict: {result.verdict}"
+    else:
+        verdict = f"verdict: {result.verdict}"
+    return f"{result.module}: {counts} ({verdict})"
+
+
+def provenance_lines(result: RunResult) -> list[str]:
+    """``python: 3.12.1 (CPython)`` and ``platform: Linux-...``: what ran the check (the same
+    code can pass on one Python and fail on another: builtin ``sum()`` changed in 3.12)."""
+    return [f"python: {result.python}", f"platform: {result.platform}"]
 
 
 # -- which cases a run used, and how to replay it -------------------------------------------------
 
 def run_replay(result: RunResult) -> str:
-    """``ol check MODULE --workspace WS --seed N`` (``--target T`` for the reference or a
-    mutant): the same catalog on the same cases against the same code."""
-    if result.target == "reference":
-        where = ("--target", "reference")
-    elif result.target.startswith("mutant "):
-        where = ("--target", result.target.split(" ", 1)[1])
-    else:
-        where = ("--workspace", result.workspace)
-    return replay_command("check", result.module, result.seed, *where)
+    """``ol check MODULE --workspace WS [--ref-deps] [-k PAT] --seed N`` (``--target T`` for the
+    reference or a mutant): the same catalog on the same cases against the same code
+    (``RunResult.replay``)."""
+    return result.replay
 
 
 def cases_line(seed: int | None, replay: str | None = None) -> str:
@@ -60,10 +73,12 @@ def cases_line(seed: int | None, replay: str | None = None) -> str:
     return head + (f" (replay: {replay})" if replay else "")
 
 
-def run_cases_line(result: RunResult) -> str:
+def run_cases_line(result: RunResult, always: bool = False) -> str:
     """The cases line of one run: the replay command when the cases were hidden ones (the
-    public cases are what ``ol check`` runs by default)."""
-    return cases_line(result.seed, run_replay(result) if result.seed is not None else None)
+    public cases are what ``ol check`` runs by default), or ``always`` (a report read elsewhere:
+    the replay names the options the run was given)."""
+    return cases_line(result.seed, run_replay(result) if always or result.seed is not None
+                      else None)
 
 
 MAX_OUTPUT_LINES = 20
@@ -131,15 +146,22 @@ def failure_text(test: TestResult, module: str = "MODULE") -> str:
     return "\n".join(lines)
 
 
-def diagnosis_lines(result: RunResult) -> list[str]:
-    """``diagnosis:`` and one item per explanation, best first (``[]`` when there is none)."""
+def diagnosis_lines(result: RunResult, width: int | None = 100,
+                    shorten: Callable[[str], str] = str) -> list[str]:
+    """``diagnosis:`` and one item per explanation, best first (``[]`` when there is none); each
+    item wrapped to ``width`` columns under its text (None: one line each), its text and
+    evidence through ``shorten`` (the terminal's long values cut, ``harness.report.text``)."""
     if not result.diagnosis:
         return []
     lines = ["diagnosis:"]
     for n, d in enumerate(result.diagnosis, 1):
-        lines += textwrap.wrap(d.text, 100, initial_indent=f"  {n}. ", subsequent_indent="     ",
-                               break_long_words=False, break_on_hyphens=False)
-        lines += [f"     also: {e}" for e in d.evidence[1:] if e not in d.text]  # never twice
+        head, text = f"  {n}. ", shorten(d.text)
+        if width is None:
+            lines.append(head + text)
+        else:
+            lines += textwrap.wrap(text, width, initial_indent=head, subsequent_indent="     ",
+                                   break_long_words=False, break_on_hyphens=False) or [head]
+        lines += [f"     also: {shorten(e)}" for e in d.evidence[1:] if e not in d.text]  # once
     return lines
 
 

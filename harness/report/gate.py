@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from typing import Any, Self
@@ -99,8 +100,8 @@ def to_gate_junit(result: GateResult) -> str:
 
     suites = []
     for m in result.modules:
-        if m.run is not None:
-            suite = testsuite(m.run)
+        if m.run is not None:  # its replay: the gate's --ref-deps is the check's
+            suite = testsuite(dataclasses.replace(m.run, ref_deps=result.ref_deps))
             props = suite.find("properties")
         else:
             suite = _suite_without_run(m)

@@ -14,6 +14,7 @@ from harness.report.common import (
     diagnosis_lines,
     failure_text,
     json_text,
+    provenance_lines,
     run_cases_line,
     summary_line,
 )
@@ -23,21 +24,41 @@ VISIBILITY = "visible"  # students see every test: the catalog is published (``o
 
 
 def to_gradescope(result: RunResult) -> str:
-    """The ``results.json`` text (indent 2, trailing newline)."""
+    """The ``results.json`` text (indent 2, trailing newline). Every catalog test is worth a
+    point: ``max_score`` counts the tests a partial run did not run too. A check that could not
+    start (``result.error``) scores 0, its one-line message the output and its one test's."""
+    tests = ([_setup_error(result)] if result.error
+             else [_test(t, result.module) for t in result.tests])
     doc = {
         "score": result.passed,
-        "max_score": len(result.tests),
-        "output": _overall(result),
-        "tests": [_test(t, result.module) for t in result.tests],
+        "max_score": len(result.tests) + result.not_run,
+        "output": printable(result.error) if result.error else _overall(result),
+        "visibility": VISIBILITY,
+        "tests": tests,
     }
     return json_text(doc)
 
 
 def _overall(result: RunResult) -> str:
     lines = [f"{result.module} against {result.target}", run_cases_line(result),
-             *diagnosis_lines(result),
+             *provenance_lines(result), *diagnosis_lines(result),
              *(f"note: {n}" for n in result.notes), summary_line(result)]
     return printable("\n".join(lines))
+
+
+def _setup_error(result: RunResult) -> dict[str, object]:
+    """The one test of a check that could not start: 0 of every point, the message and what ran
+    (for a student who opens it: what to fix, and the command that checks again)."""
+    lines = [result.error, "", f"{result.module} against {result.target}",
+             run_cases_line(result), *provenance_lines(result), summary_line(result)]
+    return {
+        "name": "the check could not start",
+        "score": 0,
+        "max_score": result.not_run,
+        "status": "failed",
+        "output": printable("\n".join(lines)),
+        "visibility": VISIBILITY,
+    }
 
 
 def _test(test: TestResult, module: str) -> dict[str, object]:

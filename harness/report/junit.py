@@ -2,8 +2,11 @@
 
 The element and attribute names are those of the JUnit schema CI servers read (Jenkins' xunit
 plugin, GitLab, GitHub test-report actions); ``tests/schemas/junit.xsd`` checks our output.
-A suite's properties name its cases (``seed``: the run seed, or ``public``) and the command that
-runs them again (``replay``). A failed test is a ``<failure>``; an error, a timeout or a crash
+A suite's properties name its cases (``seed``: the run seed, or ``public``), the command that
+runs them again (``replay``: every option that changes the cases or the code checked), and the
+``python`` and ``platform`` that ran them; a partial run has ``partial`` and ``not_run``. A check
+that could not start (a syntax error, a failed import, a missing dependency) is a suite of one
+``<error>``, its one-line message. A failed test is a ``<failure>``; an error, a timeout or a crash
 (the code under test never answered properly) is an ``<error>``, so CI counts them apart.
 
 Every text and attribute goes through ``xml_text``: ``printable`` (a control character is shown as
@@ -46,11 +49,12 @@ def document(root: ET.Element, suites: Iterable[ET.Element]) -> str:
 
 def _counts(results: list[RunResult], name: str) -> dict[str, str]:
     tests = [t for r in results for t in r.tests]
+    setup_errors = sum(bool(r.error) for r in results)  # each is one <error> test case
     return {
         "name": name,
-        "tests": str(len(tests)),
+        "tests": str(len(tests) + setup_errors),
         "failures": str(sum(t.outcome is Outcome.FAILED for t in tests)),
-        "errors": str(sum(t.outcome in ERROR_OUTCOMES for t in tests)),
+        "errors": str(sum(t.outcome in ERROR_OUTCOMES for t in tests) + setup_errors),
         "time": _seconds(sum(_run_time(r) for r in results)),
     }
 
@@ -65,14 +69,22 @@ def testsuite(result: RunResult) -> ET.Element:
     attrs["skipped"] = "0"
     suite = ET.Element("testsuite", attrs)
     props = ET.SubElement(suite, "properties")
+    partial = (("partial", "true"), ("not_run", str(result.not_run))) if result.partial else ()
     for key, value in (("target", result.target), ("workspace", result.workspace),
                        ("verdict", result.verdict), ("seed", seed_text(result.seed)),
-                       ("replay", run_replay(result))):
+                       ("replay", run_replay(result)), *partial,
+                       ("python", result.python), ("platform", result.platform)):
         ET.SubElement(props, "property", {"name": key, "value": xml_text(value)})
     for test in result.tests:
         suite.append(_case(result, test))
-    out = "\n".join([*diagnosis_lines(result), *(f"note: {n}" for n in result.notes),
-                     summary_line(result)])
+    if result.error:
+        case = ET.SubElement(suite, "testcase", {"name": "setup",
+                                                 "classname": xml_text(f"{result.module}.setup"),
+                                                 "time": _seconds(result.duration_s)})
+        text = xml_text(result.error)
+        ET.SubElement(case, "error", {"message": _headline(text), "type": "setup"}).text = text
+    out = "\n".join([*([result.error] if result.error else []), *diagnosis_lines(result),
+                     *(f"note: {n}" for n in result.notes), summary_line(result)])
     ET.SubElement(suite, "system-out").text = xml_text(out)
     return suite
 

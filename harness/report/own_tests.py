@@ -15,18 +15,27 @@ from harness.report.common import json_text
 from harness.report.escape import printable
 from harness.report.gradescope import VISIBILITY
 
+WIDTH = 100
 
-def _wrap(text: str, indent: str, hang: str | None = None) -> list[str]:
-    return textwrap.wrap(text, 100, initial_indent=indent, subsequent_indent=hang or indent,
+
+def _wrap(text: str, indent: str, hang: str | None = None, width: int = WIDTH) -> list[str]:
+    return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=hang or indent,
                          break_on_hyphens=False) or [indent]
 
 
-def format_text(result: MineResult) -> str:
-    """What ``ol tests --mine`` prints: correct code first, then the bugs caught and missed."""
+def format_text(result: MineResult, width: int | None = WIDTH) -> str:
+    """What ``ol tests --mine`` prints: correct code first, then the bugs caught and missed;
+    every line within ``width`` columns (``harness.report.text.fit``; None: lines unwrapped)."""
+    from harness.report.text import fit
+
+    return fit(_format_text(result, width or WIDTH), width)
+
+
+def _format_text(result: MineResult, width: int) -> str:
     lines = [(f"{result.module}: your tests ({result.suite}), {len(result.tests)} of them, "
               f"against {len(result.correct)} correct implementations and "
               f"{len(result.mutants)} known bugs"), ""]
-    lines += _correct_section(result)
+    lines += _correct_section(result, width)
     chapter = [(i, r) for i, r in result.mutants if not i.mutant.extended]
     extended = [(i, r) for i, r in result.mutants if i.mutant.extended]
     parts = [f"{sum(bool(result.caught_by(r)) for _, r in rows)} of {what} {len(rows)}"
@@ -37,14 +46,15 @@ def format_text(result: MineResult) -> str:
         lines += ["", "by pitfall:"]
         for number, caught, total in pitfall_table(result):
             text = result.pitfalls.get(number, "")
-            lines.append(f"  {number:>3}  {caught:>2} of {total:<2}  {text}")
-        lines += _missed_section(result)
+            head = f"  {number:>3}  {caught:>2} of {total:<2}  "
+            lines += _wrap(text, head, " " * len(head), width)
+        lines += _missed_section(result, width)
     lines += ["", (f"score: {result.caught} / {len(result.mutants)} "
                    f"({result.duration_s:.1f} s, {result.jobs} jobs)")]
     return printable("\n".join(lines) + "\n")
 
 
-def _missed_section(result: MineResult) -> list[str]:
+def _missed_section(result: MineResult, width: int = WIDTH) -> list[str]:
     """The missed bugs by pitfall: each one's description and hint (a repeated hint once)."""
     missed = [(i, r) for i, r in result.mutants if not result.caught_by(r)]
     if not missed:
@@ -53,19 +63,19 @@ def _missed_section(result: MineResult) -> list[str]:
     hints: dict[str, str] = {}
     for number in sorted({i.mutant.pitfall for i, _ in missed}):
         text = result.pitfalls.get(number, "")
-        lines += [""] + _wrap(f"pitfall {number}: {text}", "  ", "      ")
+        lines += [""] + _wrap(f"pitfall {number}: {text}", "  ", "      ", width=width)
         for impl, run in [(i, r) for i, r in missed if i.mutant.pitfall == number]:
             m = impl.mutant
-            lines += _wrap(f"{m.id}  {m.description}", "    ", "         ")
+            lines += _wrap(f"{m.id}  {m.description}", "    ", "         ", width=width)
             hint = f"as for {hints[m.hint]}" if m.hint in hints else m.hint
             hints.setdefault(m.hint, m.id)
-            lines += _wrap(f"hint: {hint}", "         ")
+            lines += _wrap(f"hint: {hint}", "         ", width=width)
             if not run.ran and result.runs_on_correct:
-                lines += _wrap(f"(no verdict on this bug: {run.problem})", "         ")
+                lines += _wrap(f"(no verdict on this bug: {run.problem})", "         ", width=width)
     return lines
 
 
-def _correct_section(result: MineResult) -> list[str]:
+def _correct_section(result: MineResult, width: int = WIDTH) -> list[str]:
     broken = [(i, r) for i, r in result.correct if not r.ran and r.status != "not run"]
     wrong = result.wrong
     if not broken and not wrong:
@@ -78,7 +88,7 @@ def _correct_section(result: MineResult) -> list[str]:
     for problem, impls in problems.items():
         first, *rest = problem.splitlines()
         lines += _wrap(f"correct code: your tests cannot run on "
-                       f"{', '.join(i.label for i in impls)}: {first}", "", "  ")
+                       f"{', '.join(i.label for i in impls)}: {first}", "", "  ", width=width)
         lines += [f"    {line}" for line in rest[:40]]
     if broken:
         lines.append("until they run on every correct implementation, no test can be credited "
@@ -91,14 +101,14 @@ def _correct_section(result: MineResult) -> list[str]:
     described: list[Implementation] = []
     for test, impls in wrong.items():
         lines += ["", f"  WRONG  {test}"]
-        lines += _wrap(f"fails on {', '.join(i.label for i in impls)}", "         ")
+        lines += _wrap(f"fails on {', '.join(i.label for i in impls)}", "         ", width=width)
         lines += [f"         | {line}"
                   for line in printable(result.first_message(test)).splitlines()[:30]]
         described += [i for i in impls if i.differs and i not in described]
     for impl in described:
         lines += [""] + _wrap(f"{impl.label} is correct too; it differs from the reference only "
                               f"in this: {impl.differs}. Test what the contract says, not how "
-                              "the reference does it.", "  ")
+                              "the reference does it.", "  ", width=width)
     return lines
 
 
@@ -109,7 +119,7 @@ def to_json_text(result: MineResult) -> str:
 def to_gradescope(result: MineResult) -> str:
     """Gradescope's ``results.json``: a point per bug caught; correct code first, 0 points."""
     correct_ok = result.verdict == "pass"
-    text = format_text(result)
+    text = format_text(result, None)
     tests = [{"name": "your tests accept correct code", "score": 0, "max_score": 0,
               "status": "passed" if correct_ok else "failed",
               "output": "" if correct_ok else printable("\n".join(_correct_section(result))),

@@ -164,4 +164,4 @@ def test_ordinary_report_paths_still_work(tmp_path, capsys):
     ws = workspace(tmp_path)
     code, _out, _ = run(["check", "M07.6", "--workspace", ws, "-k", "hand_example",
                         "--json", ws / "report.json", "--junit", tmp_path / "out/r.xml"], capsys)
-    assert code == 0 and (ws / "report.json").is_file() and (tmp_path / "out/r.xml").is_file()
+    assert code == 4 and (ws / "report.json").is_file() and (tmp_path / "out/r.xml").is_file()

@@ -73,6 +73,9 @@ def sample_run() -> RunResult:
         ),
         duration_s=11.7643,
         notes=("M07.1 and M06.3 taken from the reference (--ref-deps)",),
+        ref_deps=True,
+        python="3.12.1 (CPython)",  # pinned: the expected files are the same on every Python
+        platform="Linux-6.1.0-18-amd64-x86_64-with-glibc2.36",
     )
 
 
