@@ -29,7 +29,8 @@ from harness.report.escape import printable
 def to_markdown(result: RunResult) -> str:
     """A heading with the verdict, the counts, the cases, a table of tests, then each failure in
     ``<details>``."""
-    verdict = "PASS" if result.verdict == "pass" else "FAIL"
+    verdict = {"pass": "PASS", "partial": "PARTIAL RUN (no verdict)", "error": "ERROR"}.get(
+        result.verdict, "FAIL")
     lines = [
         f"### {md_cell(result.module)} against `{md_code(result.target)}`: {verdict}",
         "",
@@ -37,6 +38,7 @@ def to_markdown(result: RunResult) -> str:
         "",
         md_cell(run_cases_line(result)),
         "",
+        *([md_cell(result.error), ""] if result.error else []),
         "| test | kind | result | time | pitfall |",
         "| --- | --- | --- | ---: | --- |",
     ]

@@ -399,3 +399,15 @@ def test_a_gate_suite_replays_its_check_with_the_gates_ref_deps():
     props = {p.get("name"): p.get("value") for p in suite.iter("property")}
     assert props["replay"] == "ol check M07.6 --workspace /ws --ref-deps --seed public"
     assert props["python"] == "3.12.1 (CPython)"
+
+
+def test_markdown_names_a_partial_run_and_a_setup_error():
+    from harness.report.markdown import to_markdown
+
+    test = TestResult("test_a", Kind.UNIT, Outcome.PASSED, 0.1)
+    partial = RunResult("M07.6", "/ws", "workspace /ws", (test,), not_run=19,
+                        not_run_by=("-k a",), pattern="a")
+    assert "PARTIAL RUN (no verdict)" in to_markdown(partial).splitlines()[0]
+    error = RunResult("M07.6", "/ws", "workspace /ws", (), not_run=20, error="ol: it broke")
+    text = to_markdown(error)
+    assert ": ERROR" in text.splitlines()[0] and "ol: it broke" in text
