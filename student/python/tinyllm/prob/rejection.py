@@ -1,8 +1,16 @@
 """M07.6 contract: rejection sampling, the acceptance test and the residual distribution.
 
 Rules shared by every function taking ``p`` and ``q``:
-    - ValueError if ``p`` or ``q`` is not a distribution (see ``categorical.pyi``) or if their
-      shapes differ;
+    - ValueError if ``p`` or ``q`` is not a distribution or if their shapes differ. A
+      distribution (as ``categorical.pyi`` defines it) is a non-empty 1-D array-like of finite,
+      non-negative numbers whose left-to-right float64 sum is within 1e-9 of 1:
+      ``abs(total - 1) <= 1e-9``, on both sides, ``total`` added one by one over ascending ids.
+      Exactly 1.0 is not required (``[0.1] * 10`` sums to 0.9999999999999999 and is valid), and
+      ``np.isclose``'s default tolerances (relative 1e-5) are far too loose;
+    - ``-0.0`` is zero, not a negative number (``-0.0 < 0`` is False): a valid entry of ``p`` or
+      ``q``, a valid ``p_x`` and a valid uniform (``u``, ``u_accept``, ``u_resample``), answered
+      exactly as ``0.0`` is. A sign-bit test (``math.copysign``, ``np.signbit``) is not a
+      negativity test;
     - no function modifies its arguments;
     - sums are left-to-right float64 loops over ascending ids: not numpy's pairwise ``np.sum``,
       not ``math.fsum``, not builtin ``sum()`` on Python 3.12+ (which is compensated); bit parity
@@ -41,7 +49,8 @@ def rejection_accept(p_x: float, q_x: float, u: float) -> bool:
 
     Raises:
         ValueError: ``q_x <= 0`` (a draft with proposal probability 0 cannot have been drawn).
-        ValueError: ``p_x < 0``.
+        ValueError: ``p_x < 0`` (``-0.0`` is not below 0: it is a valid ``p_x``, as ``u = -0.0`` is
+            a valid uniform).
         ValueError: ``u`` outside [0, 1).
         ValueError: any argument is NaN or infinite.
         TypeError or ValueError: any argument is not a number (None, a string).
@@ -51,7 +60,10 @@ def rejection_accept(p_x: float, q_x: float, u: float) -> bool:
 def acceptance_probability(p: ArrayLike, q: ArrayLike) -> float:
     """``alpha = sum_i min(p_i, q_i)`` as a left-to-right float64 loop; ``alpha = 1 - TV(p, q)``.
 
-    1 (up to rounding) when ``p == q``; 0 when the supports are disjoint.
+    1 (up to rounding) when ``p == q``; 0 when the supports are disjoint. The sum is returned as
+    it is, never clipped: where its rounding takes it above 1 the result is above 1
+    (``p == q == [1/9] * 9`` gives 1.0000000000000002, not 1.0), so that the Rust port, which
+    adds the same way, reports the same bits.
 
     Raises:
         ValueError: ``p`` or ``q`` is not a distribution, or their shapes differ.
@@ -62,8 +74,10 @@ def residual_distribution(p: ArrayLike, q: ArrayLike) -> NDArray[np.float64]:
     """``max(0, p_i - q_i) / Z``, ``Z`` the left-to-right float64 sum of the numerators.
 
     ``Z == 1 - alpha`` up to rounding. When ``Z == 0`` (for example ``p == q``) the result is a
-    new float64 array equal to ``p``: never the caller's object, never sharing its memory. With
-    disjoint supports the residual is ``p`` (normalized by its own sum).
+    new float64 array equal to ``p``: never the caller's object, never sharing its memory. Only
+    ``Z == 0`` exactly: any ``Z > 0``, however small (``p`` and ``q`` one ULP apart), is
+    divided out, with no tolerance that returns ``p`` instead. With disjoint supports the
+    residual is ``p`` (normalized by its own sum).
 
     Raises:
         ValueError: ``p`` or ``q`` is not a distribution, or their shapes differ.
