@@ -349,6 +349,13 @@ PROBES: dict[str, tuple[Probe, str]] = {
                  np.array([0.125, 0.625, 0.25], dtype=np.float32)),
             "returns " + show(np.array([0.25, 0.0, 0.125]) / 0.375)),
     "x48": (draw(*THRESHOLD_ENVELOPE[0], max_tries=1), THRESHOLD_ENVELOPE[1]),
+    # Nine ids of 1/9: left to right 1.0000000000000002, returned as it is (not clipped to 1).
+    "x49": (call("acceptance_probability", [1 / 9] * 9, [1 / 9] * 9), "returns 1.0000000000000002"),
+    # Z = 2**-53 > 0: divided out, not taken for 0 (p one ULP from q on ids 0 and 1).
+    "x50": (call("residual_distribution", [0.25 + 2**-54, 0.25 + 2**-54, 0.5 - 2**-53], [0.25, 0.25, 0.5]),
+            "returns array[0.5, 0.5, 0.0]"),
+    # -0.0 is zero: a p_x the target never produces, not a negative one.
+    "x51": (call("rejection_accept", -0.0, 0.5, 0.25), "returns False"),
 }
 
 # ---- the library as a whole ----------------------------------------------------------------------

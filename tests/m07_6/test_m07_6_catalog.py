@@ -142,3 +142,92 @@ def test_numpy_scalars_for_array_inputs_only_are_still_correct():
     target = InProcessTarget("mixed", ref, MODULE.functions, load_course().returns)
     run = run_catalog(MODULE, target, "mixed", pattern="test_arguments_are_never_modified")
     assert run.verdict == "pass", [t.message[:300] for t in run.failures()]
+
+
+# -- issue #25: three contract rules, each checked against code written otherwise than its mutant ---
+
+def failing(module: types.ModuleType) -> dict[str, int | None]:
+    """The catalog on ``module`` in process: each failing test with the pitfall it names."""
+    target = InProcessTarget("variant", module, MODULE.functions, load_course().returns)
+    run = run_catalog(MODULE, target, "variant")
+    return {t.name: t.pitfall for t in run.failures()}
+
+
+def test_alpha_clipped_by_np_clip_fails_with_pitfall_20():
+    """np.clip, not the mutant's min(1, alpha): [1/9] * 9 sums to 1.0000000000000002 left to right."""
+    ref = reference_copy(MODULE, "ol_clipped_alpha")
+    real = ref.acceptance_probability
+    ref.acceptance_probability = lambda p, q: float(np.clip(real(p, q), 0.0, 1.0))
+    assert failing(ref) == {"test_acceptance_rate_matches_acceptance_probability": 20}
+
+
+def test_alpha_that_rounds_above_1_is_in_the_catalog():
+    assert all(catalog.ltr_sum(p) > 1.0 and abs(catalog.ltr_sum(p) - 1.0) <= 1e-9
+               for p in catalog.ABOVE_ONE)
+
+
+@pytest.mark.parametrize("tolerance", [1e-15, 1e-9, 1e-8])
+def test_a_tolerance_on_z_fails_with_pitfall_21(tolerance):
+    """Z below an epsilon taken for 0 (the mutant's 1e-12, the sum rule's 1e-9, np.isclose's 1e-8)."""
+    ref = reference_copy(MODULE, "ol_tolerant_z")
+    real = ref.residual_distribution
+
+    def residual(p, q):
+        res = real(p, q)  # the checks
+        p_arr, q_arr = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+        z = ref.left_to_right_sum(np.maximum(p_arr - q_arr, 0.0))
+        return p_arr.copy() if z < tolerance else res
+
+    ref.residual_distribution = residual
+    assert failing(ref) == {"test_residual_when_p_equals_q": 21}
+
+
+def test_negative_zero_refused_in_distributions_fails_with_pitfall_22():
+    """np.signbit in the distribution check (the mutant's copysign is in rejection_accept)."""
+    ref = reference_copy(MODULE, "ol_signbit_entries")
+    real_pair = ref._pair
+
+    def pair(p, q):
+        if np.signbit(np.asarray(p, dtype=float)).any() or np.signbit(np.asarray(q, dtype=float)).any():
+            raise ValueError("p and q must be non-negative")
+        return real_pair(p, q)
+
+    ref._pair = pair
+    assert failing(ref) == {"test_arguments_are_never_modified": 22}
+
+
+def test_negative_zero_answers_are_the_same_answer():
+    """A correct sum that starts from its first term answers -0.0 where the loop from 0.0 answers
+    0.0 (disjoint supports with -0.0 entries): one number, so the -0.0 check passes it."""
+    ref = reference_copy(MODULE, "ol_signed_zero_sum")
+    real = ref.acceptance_probability
+
+    def alpha(p, q):
+        real(p, q)  # the checks
+        mins = [min(a, b) for a, b in zip(np.asarray(p, dtype=float).tolist(),
+                                          np.asarray(q, dtype=float).tolist(), strict=True)]
+        total = mins[0]
+        for v in mins[1:]:
+            total += v
+        return total
+
+    ref.acceptance_probability = alpha
+    assert alpha([1.0, -0.0], [-0.0, 1.0]) == 0.0
+    assert failing(ref) == {}
+
+
+def test_the_geometric_tests_named_alpha_is_its_exact_false_alarm_rate():
+    """GEOMETRIC_ALPHA (in the test's checks text and docs/catalog-rules.md) is the exact rate at
+    GEOMETRIC_SIGMAS; the chapter's 4 standard errors would be 7.5e-5."""
+    from harness.audit.analytic import geometric_alarm
+
+    _, m, _ = catalog.geometric_trial(
+        InProcessTarget("reference", reference_copy(MODULE, "ol_alpha"), MODULE.functions,
+                        load_course().returns), catalog.GEOMETRIC_SEED, samples=1)
+
+    def alarm(sigmas):
+        return geometric_alarm(1 / m, 0, m, catalog.GEOMETRIC_SAMPLES, sigmas)
+
+    assert alarm(catalog.GEOMETRIC_SIGMAS) == pytest.approx(catalog.GEOMETRIC_ALPHA, rel=0.01)
+    assert alarm(4.0) == pytest.approx(7.5e-5, rel=0.01)
+    assert "alpha 1e-6; 4 would be 7.5e-5" in catalog.test_rejection_sample_tries_are_geometric.ol_case.checks
