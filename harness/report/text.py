@@ -167,8 +167,19 @@ def failures_and_summary(result: RunResult, width: int | None = None, whole: boo
     if notes:
         lines.append("")
         lines += [f"note: {note}" for note in notes]
-    lines += ["", summary_line(result)]
-    return fit(printable("\n".join(lines) + "\n"), width)
+    lines.append("")
+    return fit(printable("\n".join(lines) + "\n"), width) + "\n".join(
+        summary_lines(result, width)) + "\n"
+
+
+def summary_lines(result: RunResult, width: int | None) -> list[str]:
+    """The summary line; where it is wider than ``width``, its verdict (``(verdict: fail)``,
+    ``(partial run: no verdict)``) goes whole onto the next line, so a search for it finds it."""
+    line = printable(summary_line(result))
+    if width is None or len(line) <= width:
+        return [line]
+    head, verdict = line.rsplit(" (", 1)
+    return [*fit_line(head, width), *fit_line(f"    ({verdict}", width)]
 
 
 def format_run(result: RunResult) -> str:

@@ -411,3 +411,12 @@ def test_markdown_names_a_partial_run_and_a_setup_error():
     error = RunResult("M07.6", "/ws", "workspace /ws", (), not_run=20, error="ol: it broke")
     text = to_markdown(error)
     assert ": ERROR" in text.splitlines()[0] and "ol: it broke" in text
+
+
+def test_a_narrow_summary_keeps_its_verdict_on_one_line():
+    test = TestResult("test_a", Kind.UNIT, Outcome.FAILED, 0.1, "wrong")
+    run = RunResult("M07.6", "/ws", "workspace /ws", (test,), not_run=19,
+                    not_run_by=("-k some_long_pattern",), pattern="some_long_pattern")
+    lines = failures_and_summary(run, 60).splitlines()
+    assert lines[-2:] == ["M07.6: 0 passed, 1 failed, 19 not run (-k some_long_pattern)",
+                          "    (partial run; verdict: fail)"]
