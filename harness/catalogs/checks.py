@@ -34,11 +34,18 @@ def fmt(value: Any) -> str:
     if isinstance(value, Fraction):
         return f"{value} (= {float(value):.17g})" if value.denominator != 1 else str(value)
     if isinstance(value, BaseException):
-        remote = getattr(value, "remote", None)  # a class the harness does not rebuild
-        if remote is not None:
+        remote = getattr(value, "remote", None) or getattr(value, "ol_remote", None)
+        if remote is not None:  # what the code under test raised, by its own class name, once
             return f"raised {remote}"
-        return f"raised {type(value).__name__}: {value}"
+        return f"raised {type(value).__name__}: {value}" if str(value) else \
+            f"raised {type(value).__name__}"
     return repr(value)
+
+
+def raised_name(error: BaseException) -> str:
+    """The class name the code under test raised (not the class ol rebuilt it as)."""
+    remote = getattr(error, "remote", None) or getattr(error, "ol_remote", None)
+    return str(remote.type) if remote is not None else type(error).__name__
 
 
 def law_table(observed: dict[int, Any], expected: dict[int, Any]) -> str:

@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from harness.engine.target import show_args
 from harness.sandbox.codec import Handle, Opaque, RemoteError
 
 # Checked in this order: the first base class of the exception found here names its family.
@@ -27,6 +26,9 @@ PROGRAMMING_ERRORS = frozenset({"NameError", "UnboundLocalError", "AttributeErro
                                 "ModuleNotFoundError", "SyntaxError", "RecursionError",
                                 "MemoryError"})
 _BAD_ARGUMENT = frozenset({"TypeError", "ValueError"})
+MESSAGE_CHARS = 160  # of an exception's message in a diagnosis (the failure below has it whole)
+LONG_CALL = 640  # a call longer than this is shown with its long vectors summarised
+SHOWN_ENTRIES = 3  # differing entries of a returned array named in an example
 
 
 def error_bases(error: BaseException) -> tuple[str, ...]:
@@ -107,10 +109,23 @@ def describe(result: Any, violation: str = "") -> str:
                           "promises float64"
                 }.get(violation, violation)
     if result.error is not None:
-        message = str(result.error)
-        name = error_name(result.error)
-        return f"raised {name}: {message}" if message else f"raised {name}"
+        return "raised " + error_words(result.error)
     return f"returned {_show(result.value)}"
+
+
+def error_words(error: BaseException) -> str:
+    """``ValueError: m must be >= 1``: the class the code raised and its message, once (a
+    message that already starts with the class name, or a wrapper's, is not repeated)."""
+    name = error_name(error)
+    remote = error if isinstance(error, RemoteError) else (
+        getattr(error, "ol_remote", None) or getattr(error, "remote", None))
+    message = str(remote.message if remote is not None else error).strip()
+    for prefix in (f"{name}: ", f"{type(error).__name__}: "):
+        message = message.removeprefix(prefix)
+    message = message.splitlines()[0] if message else ""
+    if len(message) > MESSAGE_CHARS:
+        message = message[:MESSAGE_CHARS].rsplit(" ", 1)[0] + " [...]"
+    return f"{name}: {message}" if message else name
 
 
 def expected_words(result: Any) -> str:
@@ -126,7 +141,8 @@ def expected_words(result: Any) -> str:
 def _show(value: Any) -> str:
     if isinstance(value, np.ndarray):
         items = value.reshape(-1).tolist()
-        shown = ", ".join(repr(v) for v in items[:12]) + (", ..." if len(items) > 12 else "")
+        shown = ", ".join(repr(v) for v in items[:12]) + (
+            f", ... ({len(items)} entries)" if len(items) > 12 else "")
         dtype = "" if value.dtype == np.float64 and value.ndim == 1 else f", dtype={value.dtype}"
         return f"[{shown}]{dtype}"
     if isinstance(value, tuple):
@@ -134,24 +150,72 @@ def _show(value: Any) -> str:
     if isinstance(value, (np.bool_,)):
         return repr(bool(value))
     if isinstance(value, np.floating):
-        return repr(float(value))
+        return repr(float(value)) if value.dtype == np.float64 else repr(value)
     if isinstance(value, np.integer):
         return repr(int(value))
     if isinstance(value, (Handle, Opaque)):
         return f"a {value.cls} object"
     text = repr(value)
-    return text if len(text) <= 200 else text[:200] + "..."
+    return text if len(text) <= 200 else text[:200] + " [...]"
 
 
-def call_text(fn: str, args: tuple) -> str:
-    """``speculative_step([0.5, ...], ..., 1, 0.75, 0.25)`` with a scripted source's uniforms;
-    a method call as ``PCG32(...).next_u32()``, the object by its class."""
+def differing_entries(got: Any, want: Any) -> str:
+    """Where two arrays of the same shape differ, as ``at 2 of 8 ids: id 1 is 0.25 (the contract:
+    0.0), ...``; "" when they are not two such arrays or agree."""
+    if not (isinstance(got, np.ndarray) and isinstance(want, np.ndarray)) or got.shape != want.shape:
+        return ""
+    a, b = got.reshape(-1).tolist(), want.reshape(-1).tolist()
+    ids = [i for i, (x, y) in enumerate(zip(a, b, strict=True))
+           if _value_key(x) != _value_key(y)]
+    if not ids or len(a) <= SHOWN_ENTRIES:
+        return ""
+    shown = "; ".join(f"id {i} is {a[i]!r} (the contract: {b[i]!r})" for i in ids[:SHOWN_ENTRIES])
+    more = f"; and {len(ids) - SHOWN_ENTRIES} more" if len(ids) > SHOWN_ENTRIES else ""
+    return f"differs at {len(ids)} of {len(a)} ids: {shown}{more}"
+
+
+def argument_text(value: Any, summary: bool = False) -> str:
+    """One argument as Python that rebuilds it (floats by ``repr``, float64 vectors as lists);
+    ``summary``: a vector of more than 8 entries as its first two and its length."""
+    if isinstance(value, np.ndarray):
+        items = value.tolist()
+        if summary and value.size > 8:
+            flat = value.reshape(-1).tolist()
+            return f"[{flat[0]!r}, {flat[1]!r}, ... {value.size} entries]"
+        if value.dtype == np.float64 and value.ndim == 1:
+            return repr(items)
+        return f"np.array({items!r}, dtype=np.{value.dtype})"
+    if isinstance(value, (list, tuple)) and summary and len(value) > 8:
+        return f"[{value[0]!r}, {value[1]!r}, ... {len(value)} entries]"
+    if hasattr(value, "drawn") and hasattr(value, "uniform"):
+        return "rng"
+    return repr(value)
+
+
+def call_text(fn: str, args: tuple, whole: bool = False) -> str:
+    """``speculative_step([0.5, 0.25, 0.25, 0.0], [...], 1, 0.75, 0.25)``: a call a student can
+    paste and run, with a scripted source's uniforms; a method call as ``PCG32(...).next_u32()``,
+    the object by its class. A call longer than ``LONG_CALL`` characters shows its long vectors
+    as their first entries and length, unless ``whole``."""
     if "." in fn and args:
         cls, method = fn.split(".", 1)
-        return f"{cls}(...).{method}({show_args(args[1:])})"
-    shown = show_args(args)
-    if len(shown) > 300:
-        shown = shown[:300] + "..."
+        fn, args = f"{cls}(...).{method}", args[1:]
+    shown = ", ".join(argument_text(a) for a in args)
+    if len(shown) > LONG_CALL and not whole:
+        shown = ", ".join(argument_text(a, summary=True) for a in args)
     scripts = [a for a in args if hasattr(a, "values") and hasattr(a, "drawn")]
-    extra = f" with uniforms {[float(v) for v in scripts[0].values[:8]]}" if scripts else ""
+    extra = ""
+    if scripts:
+        values = [float(v) for v in scripts[0].values]
+        extra = f" with uniforms {values[:16]}" if whole or len(values) <= 16 else (
+            f" with uniforms {values[:16]} and {len(values) - 16} more")
     return f"{fn}({shown}){extra}"
+
+
+def reordered(got: Any, want: Any) -> bool:
+    """Whether ``got`` holds exactly the values of the tuple ``want``, in another order: the right
+    answer in the wrong places (``(False, 2)`` for ``(2, False)``), a mistake of structure."""
+    if not isinstance(want, tuple) or not isinstance(got, (tuple, list)) or len(got) != len(want):
+        return False
+    mine, theirs = [repr(_value_key(v)) for v in got], [repr(_value_key(v)) for v in want]
+    return mine != theirs and sorted(mine) == sorted(theirs)

@@ -151,6 +151,9 @@ def run_check(request: CheckRequest, ws: Workspace | None,
                              seed=request.seed, maxfail=request.maxfail)
         target.recorder = None
         confinement = getattr(target, "confinement", None) if request.target == "student" else None
+        if recorder is not None and result.failed and result.tests:
+            # While the target is open: the diagnosis may ask a call of it again.
+            result = with_diagnosis(module, result, recorder, target)
     if confinement:
         result = dataclasses.replace(result, confinement=dict(confinement))
         if result.unconfined():
@@ -160,9 +163,8 @@ def run_check(request: CheckRequest, ws: Workspace | None,
                            f"`ol tests {module.id}` lists the test names")
     if notes:
         result = dataclasses.replace(result, notes=(*result.notes, *notes))
-    if recorder is not None and result.failed:
-        result = with_diagnosis(module, result, recorder)
-    return result
+    # What the replay of this run needs (``ol gate`` and ``ol grade`` report it too).
+    return dataclasses.replace(result, ref_deps=request.ref_deps, pattern=request.pattern)
 
 
 def unconfined_note(missing: list[str]) -> str:
@@ -170,12 +172,15 @@ def unconfined_note(missing: list[str]) -> str:
     return f"the sandbox is partial here (missing: {', '.join(missing)}); see docs/isolation.md"
 
 
-def with_diagnosis(module: Module, result: RunResult, recorder: Recorder) -> RunResult:
-    """``result`` with its diagnosis; the verdict stands even if the diagnosis itself fails."""
+def with_diagnosis(module: Module, result: RunResult, recorder: Recorder,
+                   target: Target | None = None) -> RunResult:
+    """``result`` with its diagnosis; the verdict stands even if the diagnosis itself fails.
+    ``target``: the target still open, of which the diagnosis may ask a call again."""
+    from harness.diagnosis.determinism import asker
     from harness.diagnosis.engine import diagnose
 
     try:
-        found = diagnose(module, result, recorder)
+        found = diagnose(module, result, recorder, asker(target) if target is not None else None)
     except Exception as exc:  # noqa: BLE001 - a diagnosis is advice; the verdict is decided
         note = f"ol could not diagnose this run ({type(exc).__name__}: {exc}); the verdict stands"
         return dataclasses.replace(result, notes=(*result.notes, note))

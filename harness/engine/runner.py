@@ -134,6 +134,17 @@ def run_case(module: Module, info: CaseInfo, fn: Callable[..., Any], target: Tar
                       *_output(target), frames)
 
 
+def run_named(module: Module, name: str, target: Target, seed: int | None,
+              limit: float | None = IN_PROCESS_TEST_LIMIT_S) -> TestResult | None:
+    """The catalog test ``name`` of ``module`` alone against ``target``, on the cases of ``seed``
+    (None when the catalog has no such test)."""
+    case = next(((info, fn) for info, fn in collect(module) if info.name == name), None)
+    if case is None:
+        return None
+    with cases_from(seed):
+        return run_case(module, case[0], case[1], target, limit)
+
+
 def _output(target: Target) -> tuple[str, int]:
     """What the code under test printed during the test (a worker captures it; "" in process)."""
     text, dropped = getattr(target, "output", ""), getattr(target, "output_dropped", 0)

@@ -16,6 +16,7 @@ its isolated worker (``# worker-passes:``) is a strict xfail of the worker run i
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -24,6 +25,7 @@ from pathlib import Path
 import pytest
 from diagnosis_corpus import applies, entries
 
+from harness.diagnosis.engine import MAX_ENTRIES
 from harness.diagnosis.record import Recorder
 from harness.engine.check import with_diagnosis
 from harness.engine.course import REFERENCE_PYTHON, REPO_ROOT, load_course
@@ -63,7 +65,7 @@ def check_in_process(entry):
     target = InProcessTarget(entry.name, mod, module.functions, COURSE.returns)
     recorder = Recorder()
     run = run_catalog(module, target, "corpus", recorder=recorder, limit=30)
-    return with_diagnosis(module, run, recorder) if run.failed else run
+    return with_diagnosis(module, run, recorder, target) if run.failed else run
 
 
 def test_the_corpus_covers_every_pitfall_and_every_category():
@@ -101,6 +103,7 @@ def test_an_independent_implementation_gets_its_verdict_and_its_pitfall(entry):
         assert run.verdict == "pass", f"{entry.name} is correct but failed: {failures}"
         return
     assert run.verdict == "fail"
+    assert_well_worded(entry, run.diagnosis)
     failing = {t.name for t in run.failures()}
     missed = sorted(set(entry.caught_by) - failing)
     assert not missed, f"{entry.name}: {missed} should fail on it; failing: {sorted(failing)}"
@@ -114,6 +117,29 @@ def test_an_independent_implementation_gets_its_verdict_and_its_pitfall(entry):
     if entry.misses and not named:
         pytest.xfail(f"{entry.name}: {entry.misses}")  # not strict; the catalog part is asserted
     assert named, message
+
+
+def assert_well_worded(entry, diagnosis) -> None:
+    """What every diagnosis holds (issue #25): at most ``MAX_ENTRIES`` entries, the last naming
+    the rest when there are more; one entry per pitfall; balanced brackets; an exception named
+    once; no raw outcome tuples; example calls whole (replayable) or marked as summarised."""
+    assert len(diagnosis) <= MAX_ENTRIES, f"{entry.name}: {len(diagnosis)} entries"
+    assert all(d.kind != "more" for d in diagnosis[:-1]), entry.name
+    leads = [d.pitfall for d in diagnosis if d.pitfall is not None and d.kind != "more"]
+    assert len(leads) == len(set(leads)), f"{entry.name}: one pitfall in two entries: {leads}"
+    for d in diagnosis:
+        balanced = re.sub(r"\[[\d.e+-]+, [\d.e+-]+\)", "", d.text)  # "[0, 1)" is an interval
+        for opening, closing in ("()", "[]"):
+            depth = 0
+            for char in balanced:
+                depth += (char == opening) - (char == closing)
+                assert depth >= 0, f"{entry.name}: unbalanced {opening}{closing}: {d.text}"
+            assert depth == 0, f"{entry.name}: unbalanced {opening}{closing}: {d.text}"
+        for glitch in ("SourceExhausted: SourceExhausted", "TargetError:", "('raised'",
+                       "('returned'"):
+            assert glitch not in d.text, f"{entry.name}: {glitch!r} in {d.text}"
+        text = re.sub(r"\.\.\. \d+ entries\]", "", d.text).replace("[...]", "")
+        assert "..." not in text.replace("(...)", ""), f"{entry.name}: cut short: {d.text}"
 
 
 def workspace_with(entry, root: Path) -> Path:

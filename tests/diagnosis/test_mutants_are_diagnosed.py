@@ -24,7 +24,7 @@ def test_the_top_diagnosis_names_the_mutants_own_pitfall(module_id, mutant):
     assert run.diagnosis, f"{mutant.id}: no diagnosis"
     top = run.diagnosis[0]
     assert mutant.pitfall in top.pitfalls, f"{mutant.id} (pitfall {mutant.pitfall}): {top.text}"
-    assert top.kind in ("pitfall", "failed")
+    assert top.kind in ("pitfall", "failed", "unexplained")  # unexplained: no replay matches call for call
     assert top.text and top.evidence
     label = load_course().module(module_id).pitfall_label(top.pitfall)
     assert label in top.text

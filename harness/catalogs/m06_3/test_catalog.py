@@ -206,8 +206,8 @@ def draw(target, gen, method: str, count: int, what: str) -> list:
     values = []
     for i, r in enumerate(target.map_method(gen, method, [()] * count)):
         if r.error is not None:
-            raise CatalogFailure(f"{what}.{method}() call {i + 1} raised {type(r.error).__name__}: "
-                                 f"{r.error}; every call must return a value")
+            raise CatalogFailure(f"{what}.{method}() call {i + 1} {fmt(r.error)}; every call must "
+                                 "return a value")
         values.append(r.value)
     return values
 

@@ -26,6 +26,7 @@ from harness.catalogs.checks import (
     impossible_words,
     law_table,
     merge_small,
+    raised_name,
 )
 from harness.catalogs.m07_1.test_catalog import pairwise_edge_cases
 from harness.catalogs.m07_6.contract import (
@@ -95,7 +96,7 @@ def is_argument_error(error, value_or_args) -> bool:
 
 
 def raised_on_valid(fn: str, r, pitfall: int | None = None, why: str = "") -> CatalogFailure:
-    return CatalogFailure(f"{called(fn, r.args)} raised {type(r.error).__name__}: {r.error}; every "
+    return CatalogFailure(f"{called(fn, r.args)} {fmt(r.error)}; every "
                           f"argument is valid{why}", pitfall)
 
 
@@ -115,7 +116,7 @@ def residual_behind(target, p, q) -> tuple[int | None, str] | None:
     """What is wrong with the code's own residual of (p, q), which speculative_step resamples."""
     r = target.map("residual_distribution", [(tuple(p), tuple(q))])[0]
     if r.error is not None:
-        return None, f"residual_distribution(p, q) raises {type(r.error).__name__}: {r.error}"
+        return None, f"residual_distribution(p, q) {fmt(r.error).replace('raised', 'raises', 1)}"
     problem = residual_problem(r.value, p, q)
     if problem is None:
         return None
@@ -472,7 +473,7 @@ def test_hand_example(target):
     r = target.map("acceptance_probability", [(P_HAND, Q_HAND)])[0]
     where = called("acceptance_probability", (P_HAND, Q_HAND))
     if r.error is not None:
-        raise CatalogFailure(f"{where} raised {type(r.error).__name__}: {r.error}; expected 0.5, the "
+        raise CatalogFailure(f"{where} {fmt(r.error)}; expected 0.5, the "
                              "kept mass 1/4 + 1/4 (alpha is sum min(p_i, q_i): nothing is divided by "
                              "q_2 = 0)", 9)
     expect(r.value == 0.5, f"{where} returned {r.value!r}, expected 0.5 (kept mass 1/4 + 1/4)", 9)
@@ -550,7 +551,7 @@ def test_accept_rejects_bad_arguments(target):
         non_number = any(v in NOT_NUMBERS for v in r.args if not isinstance(v, float))
         expect(is_argument_error(r.error, r.args),
                f"{called('rejection_accept', r.args)} "
-               f"{'raised ' + type(r.error).__name__ if r.error else 'returned ' + fmt(r.value)}, "
+               f"{'raised ' + raised_name(r.error) if r.error else 'returned ' + fmt(r.value)}, "
                f"expected {'TypeError or ValueError (not a number)' if non_number else 'ValueError'}"
                " (the contract's error rules)", 11)
 
@@ -771,8 +772,8 @@ def test_residual_disjoint_supports_is_p(target):
         for fn in ("acceptance_probability", "residual_distribution"):
             r = alpha if fn == "acceptance_probability" else target.map(fn, [(p, q)])[0]
             if r.error is not None:
-                raise CatalogFailure(f"{called(fn, (p, q))} raised {type(r.error).__name__}: "
-                                     f"{r.error}; disjoint supports are valid: a useless draft is "
+                raise CatalogFailure(f"{called(fn, (p, q))} {fmt(r.error)}; disjoint supports "
+                                     "are valid: a useless draft is "
                                      "slow, not an error", 15 if isinstance(r.error, ValueError) else None)
             if fn == "residual_distribution":
                 res = r.value
@@ -1256,8 +1257,8 @@ def geometric_trial(target, seed: int, samples: int = GEOMETRIC_SAMPLES):
     total = 0
     for r in target.map("rejection_sample", [(p, q, m, rng)] * samples):
         if r.error is not None:
-            raise CatalogFailure(f"rejection_sample(p={list(p)}, q={list(q)}, m={m:g}, rng) raised "
-                                 f"{type(r.error).__name__}: {r.error}; every argument is valid")
+            raise CatalogFailure(f"rejection_sample(p={list(p)}, q={list(q)}, m={m:g}, rng) "
+                                 f"{fmt(r.error)}; every argument is valid")
         total += int(r.value[1])
     return total / samples, m, math.sqrt(m * (m - 1) / samples)
 
@@ -1439,10 +1440,19 @@ def argument_kinds(p, q) -> list[tuple[str, object, object]]:
     return kinds
 
 
+def answer_words(key: tuple) -> str:
+    """An ``answer_key`` as a student reads it: ``raised ValueError``, ``returned (2, False)``."""
+    if key[0] == "raised":
+        return f"raised {key[1]}"
+    if key[0] == "array":
+        return f"returned a {key[1]} array {list(key[2])}"
+    return f"returned {key[1]}"
+
+
 def answer_key(r) -> tuple:
     """A call's answer, comparable across argument kinds (arrays by their values and dtype)."""
     if r.error is not None:
-        return ("raised", type(r.error).__name__)
+        return ("raised", raised_name(r.error))
     value = r.value
     if isinstance(value, np.ndarray):
         return ("array", str(value.dtype), tuple(value.tolist()))
@@ -1496,17 +1506,19 @@ def test_arguments_are_never_modified(target):
         for kind, got in answers.items():
             for fn, want_k, got_k in zip(ARGUMENT_CALLS, lists, got, strict=True):
                 float32 = kind == "float32 arrays"
-                expect(got_k == want_k, f"{fn}(p, q, ...) with p and q as {kind} answered {got_k}, but "
-                       f"{want_k} with the same numbers as lists; p = {list(p)}, q = {list(q)}: "
+                expect(got_k == want_k, f"{fn}(p, q, ...) with p and q as {kind} "
+                       f"{answer_words(got_k)}, but {answer_words(want_k)} with the same numbers "
+                       f"as lists; p = {list(p)}, q = {list(q)}: "
                        + ("the arithmetic is float64 whatever the caller's dtype (the residual a "
                           "float64 array)" if float32 else
                           "numpy arrays (read-only ones too) are valid wherever a list is, and no "
                           "function writes into its arguments"), 16 if float32 else 6)
     for fn, numpy_args, python_args in NUMPY_SCALAR_CALLS:
         got, want = (answer_key(r) for r in target.map(fn, [numpy_args, python_args]))
-        expect(got == want, f"{called(fn, numpy_args)} answered {got}, but {want} with the same "
-               f"numbers as Python ones {called(fn, python_args)}: numpy scalars (np.float64, "
-               "np.float32, np.int64, np.int32) are numbers wherever a Python number is", 15)
+        expect(got == want, f"{called(fn, numpy_args)} {answer_words(got)}, but "
+               f"{answer_words(want)} with the same numbers as Python ones "
+               f"{called(fn, python_args)}: numpy scalars (np.float64, np.float32, np.int64, "
+               "np.int32) are numbers wherever a Python number is", 15)
     check_negative_zero(target)
 
 
