@@ -14,8 +14,10 @@ whatever the test itself concluded: verdicts fail closed. What the code printed 
 from __future__ import annotations
 
 import builtins
+import contextlib
 import functools
-from collections.abc import Callable, Sequence
+import random
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, NoReturn
@@ -196,6 +198,10 @@ class Target:
         self.functions = tuple(functions)
         self.returns = returns
         self.recorder: Any = None  # harness.diagnosis.record.Recorder, while a check records calls
+        # ``random`` and ``numpy.random``'s global state are seeded with it before every batch of
+        # calls (a worker per request, in process per ``map``): code that draws from its own
+        # generator answers the same on every run; set it between calls to replay with another.
+        self.rng_seed: int = 0
         self.begin_test()
 
     # -- bookkeeping the runner reads -------------------------------------------------------
@@ -385,6 +391,12 @@ class InProcessTarget(Target):
         return [invoke_on_copies(func, args, kwargs, self._files) for args in calls]
 
     def _map(self, fn: str, calls: Sequence[tuple], **kwargs: Any) -> list[Result]:
+        """The batch with ``random`` and ``numpy.random`` seeded with ``rng_seed``, as a worker
+        seeds them per request; this process's own states are restored afterwards."""
+        with seeded_globals(self.rng_seed):
+            return self._calls(fn, calls, **kwargs)
+
+    def _calls(self, fn: str, calls: Sequence[tuple], **kwargs: Any) -> list[Result]:
         """``Target._map`` with a lean path for the common call (immutable arguments or lists of
         numbers, a plain result of the promised kind); anything else gets every check of the general
         path. Each call is made exactly once.
@@ -449,6 +461,21 @@ class InProcessTarget(Target):
                 exc.results = results
                 raise
         return results
+
+
+@contextlib.contextmanager
+def seeded_globals(seed: int) -> Iterator[None]:
+    """``random.seed(seed); np.random.seed(seed)``, and the states as they were restored after."""
+    if type(seed) is not int or not 0 <= seed < 1 << 32:
+        raise ValueError(f"rng_seed must be an int from 0 to 2**32 - 1, got {seed!r}")
+    saved = random.getstate(), np.random.get_state(legacy=False)
+    random.seed(seed)
+    np.random.seed(seed)
+    try:
+        yield
+    finally:
+        random.setstate(saved[0])
+        np.random.set_state(saved[1])
 
 
 def resolve_in(module: ModuleType, fn: str) -> Any:

@@ -14,6 +14,12 @@ Nothing printed costs nothing but a test of ``Capture.dropped`` and ``Capture.pa
 Lock-free: a thread of the student's that prints while the server takes the text may put at most
 one more ``cap`` in the next chunk, which the parent cuts (it keeps ``cap`` per test whatever
 arrives).
+
+A call that never returns sends no chunk, nor does a worker that dies: so what was printed since
+the last chunk is also written to a shared page (``Mirror``, the worker's progress page after its
+first ``PAGE_HEAD`` bytes), which the parent reads when it gives up on a call or sees the worker
+die (``read_mirror``), and shows like any other output. The page is the worker's to write: the
+parent reads it as untrusted bytes (at most ``MIRROR_BYTES``, decoded with replacement).
 """
 
 from __future__ import annotations
@@ -21,6 +27,11 @@ from __future__ import annotations
 import io
 
 KEPT = 2000  # characters kept per request here, and per test by the parent (``target.output``)
+# The progress page shared with the parent: four int64 (the request in progress, its call, the
+# bytes mirrored, the characters dropped), then the mirror of what the current chunk printed:
+# KEPT characters, each at most 6 bytes as UTF-8 with a lone surrogate backslash-escaped.
+PAGE_HEAD, MIRROR_BYTES = 32, 6 * KEPT
+PAGE_BYTES = PAGE_HEAD + MIRROR_BYTES
 _str, _len, _isinstance, _type = str, len, isinstance, type
 _as_str = str.__str__  # the plain str of a str subclass, whatever its own __str__ or __len__ say
 
@@ -29,11 +40,12 @@ class Capture:
     """The text one request's code wrote: ``parts`` (at most ``cap`` characters in all) and the
     number of characters written beyond them (``dropped``)."""
 
-    def __init__(self, cap: int) -> None:
+    def __init__(self, cap: int, mirror: Mirror | None = None) -> None:
         self.cap = cap
         self.room = cap
         self.parts: list[str] = []
         self.dropped = 0
+        self.mirror = mirror
 
     def begin(self) -> None:
         """A new request: a fresh budget of ``cap`` characters."""
@@ -45,11 +57,15 @@ class Capture:
         if size <= room:
             self.parts.append(text)
             self.room = room - size
+            if self.mirror is not None:
+                self.mirror.add(text, 0)
         else:
             if room:
                 self.parts.append(text[:room])
                 self.room = 0
             self.dropped += size - room
+            if self.mirror is not None:
+                self.mirror.add(text[:room], size - room)
 
     def take(self) -> tuple[str, int] | None:
         """What was written since the last ``take`` (text, characters dropped), or None."""
@@ -57,7 +73,43 @@ class Capture:
             return None
         parts, self.parts = self.parts, []
         dropped, self.dropped = self.dropped, 0
+        if self.mirror is not None:
+            self.mirror.clear()
         return "".join(parts), dropped
+
+
+class Mirror:
+    """What was printed since the last chunk, as the parent can read it without a message: the
+    UTF-8 bytes after ``PAGE_HEAD`` in ``page`` (``MIRROR_BYTES`` at most), their count and the
+    characters dropped in the page's third and fourth int64."""
+
+    def __init__(self, page: memoryview) -> None:
+        self.counts = page[16:PAGE_HEAD].cast("q")
+        self.data = page[PAGE_HEAD:PAGE_BYTES]
+
+    def add(self, text: str, dropped: int) -> None:
+        counts = self.counts
+        if text:
+            data = text.encode("utf-8", "backslashreplace")
+            used = min(max(counts[0], 0), MIRROR_BYTES)
+            size = min(_len(data), MIRROR_BYTES - used)
+            self.data[used:used + size] = data[:size]
+            counts[0] = used + size
+            if size < _len(data):  # only a thread printing while a chunk is taken gets here
+                dropped += _len(data) - size
+        if dropped:
+            counts[1] += dropped
+
+    def clear(self) -> None:
+        self.counts[0] = self.counts[1] = 0
+
+
+def read_mirror(page: memoryview) -> tuple[str, int]:
+    """The parent's reading of a worker's ``Mirror``: (text printed, characters dropped), decoded
+    as untrusted data (every count bounded, invalid bytes replaced)."""
+    counts = page[16:PAGE_HEAD].cast("q")
+    used, dropped = min(max(counts[0], 0), MIRROR_BYTES), min(max(counts[1], 0), 1 << 50)
+    return bytes(page[PAGE_HEAD:PAGE_HEAD + used]).decode("utf-8", "replace"), dropped
 
 
 class Stream(io.TextIOBase):

@@ -10,14 +10,19 @@ call, never a value:
 - no reply in time: the whole process tree is killed, ``TargetTimedOut``; so too when the calls
   of one catalog test (from the runner's ``begin_test``) together exceed ``test_timeout_s``, so
   that a call just under the per-call limit, repeated by a test a thousand times, is bounded too;
+  a function whose call missed the per-call limit is not called again by this target: its later
+  calls raise ``TargetTimedOut`` at once ("not run: it timed out earlier in this check"), so a
+  looping function costs one time-out per check, not one per test (``timed_out``);
 - the worker died or closed its channel: ``TargetCrashed`` naming the exit code or the signal;
 - malformed, oversized or out-of-order data: ``TargetCrashed``.
 
-What the calls print (``sys.stdout``, ``sys.stderr``) comes back with their replies and is kept
-as ``target.output``: the first ``capture.KEPT`` characters printed since ``begin_test``, the
+What the calls print (``sys.stdout``, ``sys.stderr``) comes back with their replies (or, from a
+call that hangs or a worker that dies, from the shared page's mirror: ``capture.Mirror``) and is
+kept as ``target.output``: the first ``capture.KEPT`` characters printed since ``begin_test``, the
 rest counted in ``target.output_dropped``; what the import printed is ``import_output`` (it
 belongs to no test: it runs again after every restart). A frame of a student's exception
-(``RemoteError.frames``) is checked as it is decoded, like every other field.
+(``RemoteError.frames``) is checked as it is decoded, like every other field. Each request carries
+``rng_seed``: the worker seeds ``random`` and ``numpy.random`` with it before the request's calls.
 
 After any of these the next call starts a fresh worker. The worker runs with resource limits,
 without capabilities, in namespaces of its own (user, mount, network, IPC, UTS, PID; for any user
@@ -98,9 +103,9 @@ def _colon(hint: str) -> str:
     return f": {hint}" if hint else ""
 
 
-def _short(fn: str, args: tuple) -> str:
+def _short(fn: str, args: tuple, width: int = 200) -> str:
     shown = show_args(args)
-    return f"{fn}({shown if len(shown) <= 200 else shown[:200] + '...'})"
+    return f"{fn}({shown if len(shown) <= width else shown[:width] + '...'})"
 
 
 class IsolatedTarget(Target):
@@ -122,6 +127,9 @@ class IsolatedTarget(Target):
         self.contained = False  # and in a PID namespace of its own
         self.confinement: dict[str, object] = {}  # the last worker's (``harden.Confinement``)
         self.import_output, self.import_output_dropped = "", 0  # what the last import printed
+        # Per function, the call that did not return within the per-call limit: its later calls
+        # in this check fail at once (``_stream``), so a loop costs one time-out, not one a test.
+        self.timed_out: dict[str, str] = {}
         super().__init__(label, functions, returns)
         self._deadline: float | None = None  # armed per test by ``begin_test``, not at creation
         self._worker = self._spawn()
@@ -165,13 +173,15 @@ class IsolatedTarget(Target):
         counted."""
         printed = _printed(message)
         if printed is not None:
-            text, dropped = printed
-            room = KEPT - self._output_kept
-            kept = text[:room] if room > 0 else ""
-            self._output_kept += len(kept)
-            if kept:
-                self.output += clean_text(kept, KEPT)
-            self.output_dropped += dropped + len(text) - len(kept)
+            self._keep_printed(*printed)
+
+    def _keep_printed(self, text: str, dropped: int) -> None:
+        room = KEPT - self._output_kept
+        kept = text[:room] if room > 0 else ""
+        self._output_kept += len(kept)
+        if kept:
+            self.output += clean_text(kept, KEPT)
+        self.output_dropped += dropped + len(text) - len(kept)
 
     # -- the import ---------------------------------------------------------------------------
     def import_status(self) -> ImportProblem | None:
@@ -200,9 +210,11 @@ class IsolatedTarget(Target):
             if not worker.ready:
                 self._problem = _problem(message["problem"])
         except Hung:
+            self._keep_import_output(worker)
             self._problem = ImportProblem(
                 "timeout", f"importing {name} did not finish within {limit:g} s")
         except Died:
+            self._keep_import_output(worker)
             what, hint = worker.death(self.limits)
             self._problem = ImportProblem("crash", f"{what} while importing {name}{_colon(hint)}")
         except (MalformedReply, KeyError, TypeError, ValueError) as exc:
@@ -215,6 +227,12 @@ class IsolatedTarget(Target):
             self._discard()
         else:
             worker.sweep()  # anything the import started
+
+    def _keep_import_output(self, worker: WorkerProcess) -> None:
+        """What an import that hung or died printed: the page's mirror, as the report would."""
+        text, dropped = worker.unsent_output()
+        self.import_output = clean_text(text[:KEPT], KEPT)
+        self.import_output_dropped = dropped + max(0, len(text) - KEPT)
 
     def _live_worker(self) -> WorkerProcess:
         if self._closed:
@@ -235,23 +253,33 @@ class IsolatedTarget(Target):
                 take: Callable[[Sequence[Reply]], None]) -> None:
         if not calls:
             return
+        if fn in self.timed_out:
+            raise TargetTimedOut(f"{_short(fn, calls[0], 60)} not run: it timed out earlier in this "
+                                 f"check (no answer within {self.timed_out[fn]})")
         if self._over_budget():
             raise TargetTimedOut(self._budget_message(f"before {_short(fn, calls[0])}"))
+        seed = self.rng_seed
+        if type(seed) is not int or not 0 <= seed < 1 << 32:
+            raise ValueError(f"rng_seed must be an int from 0 to 2**32 - 1, got {seed!r}")
         worker = self._live_worker()
         rid = secrets.randbits(62)
         try:
-            self._exchange(worker, rid, fn, calls, kwargs, take)
+            self._exchange(worker, rid, fn, calls, kwargs, take, seed)
             worker.sweep()
         except Hung:
             index = worker.current_call(rid, len(calls), self._received)
+            self._keep_printed(*worker.unsent_output())
             self._discard()
             if self._over_budget():
                 raise TargetTimedOut(self._budget_message(f"during {_short(fn, calls[index])}")
                                      ) from None
-            raise TargetTimedOut(f"{_short(fn, calls[index])} did not return within "
-                                 f"{self.limits.call_timeout_s:g} s") from None
+            limit = self.limits.call_timeout_s
+            self.timed_out[fn] = f"{limit:g} s"
+            raise TargetTimedOut(f"{_short(fn, calls[index])} did not return within {limit:g} s"
+                                 ) from None
         except Died:
             index = worker.current_call(rid, len(calls), self._received)
+            self._keep_printed(*worker.unsent_output())
             what, hint = worker.death(self.limits)
             self._discard()
             raise TargetCrashed(f"{what} during {_short(fn, calls[index])}{_colon(hint)}") from None
@@ -264,11 +292,11 @@ class IsolatedTarget(Target):
             raise
 
     def _exchange(self, worker: WorkerProcess, rid: int, fn: str, calls: Sequence[tuple],
-                  kwargs: dict, take: Callable[[Sequence[Reply]], None]) -> None:
+                  kwargs: dict, take: Callable[[Sequence[Reply]], None], seed: int = 0) -> None:
         """Send the request; hand each chunk of replies to ``take`` as it arrives (in order)."""
         limit = self.limits.call_timeout_s + CHUNK_S  # a chunk may hold CHUNK_S of earlier calls
         self._received = 0
-        worker.feed(_frames(rid, fn, calls, kwargs))
+        worker.feed(_frames(rid, fn, calls, kwargs, seed))
         last = time.monotonic()
         while self._received < len(calls):
             due = last + limit if self._deadline is None else min(last + limit, self._deadline)
@@ -374,7 +402,8 @@ def _encoded_value(value: Any) -> dict:
     return encoded
 
 
-def _frames(rid: int, fn: str, calls: Sequence[tuple], kwargs: dict) -> Iterator[bytes]:
+def _frames(rid: int, fn: str, calls: Sequence[tuple], kwargs: dict,
+            seed: int = 0) -> Iterator[bytes]:
     """The request as frames: a small first piece so the worker starts at once, then larger ones.
 
     A frame ends after ``PIECE`` calls or about ``FRAME_BYTES`` of arrays. A source passed several
@@ -418,7 +447,7 @@ def _frames(rid: int, fn: str, calls: Sequence[tuple], kwargs: dict) -> Iterator
         message["values"] = values[known_values:]
         return protocol.frame(message)
 
-    message: dict[str, Any] = {"op": "call", "id": rid, "fn": fn, "count": len(calls),
+    message: dict[str, Any] = {"op": "call", "id": rid, "fn": fn, "count": len(calls), "seed": seed,
                                "kwargs": {str(k): arg(v) for k, v in kwargs.items()}}
     known, known_values, step, piece = 0, 0, FIRST_PIECE, []
     for args in calls:

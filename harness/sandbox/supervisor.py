@@ -30,6 +30,7 @@ from typing import Any
 
 from harness.engine.course import REPO_ROOT
 from harness.sandbox import proctree
+from harness.sandbox.capture import PAGE_BYTES, read_mirror
 from harness.sandbox.codec import MalformedReply
 from harness.sandbox.fs import remove_tree
 from harness.sandbox.protocol import BadMessage, Connection, Died, Hung
@@ -350,12 +351,12 @@ class WorkerProcess:
         self.ready = False
         progress = os.memfd_create("ol-progress", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         try:
-            os.ftruncate(progress, 16)
-            # Sealed at 16 bytes: the worker may write the page, never shrink it under the
+            os.ftruncate(progress, PAGE_BYTES)
+            # Sealed at its size: the worker may write the page, never shrink it under the
             # parent's mapping (a read past the end would kill the parent with SIGBUS).
             fcntl.fcntl(progress, fcntl.F_ADD_SEALS,
                         fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
-            self._map = mmap.mmap(progress, 16)
+            self._map = mmap.mmap(progress, PAGE_BYTES)
 
             def config(process: Supervised) -> str:
                 return json.dumps({
@@ -384,7 +385,7 @@ class WorkerProcess:
         self.root = self.process.pid  # until ``find_root`` knows better
         self.contained = False  # whether ``root`` is PID 1 of a PID namespace of its own
         self._view = memoryview(self._map)
-        self.progress = self._view.cast("q")
+        self.progress = self._view[:16].cast("q")
 
     @property
     def dead(self) -> bool:
@@ -405,6 +406,13 @@ class WorkerProcess:
         """The index of the call in progress, from the worker's progress page if it is sane."""
         index = self.progress[1]
         return index if self.progress[0] == rid and fallback <= index < count else fallback
+
+    def unsent_output(self) -> tuple[str, int]:
+        """What the code printed since the worker's last message (a call that hangs, a worker that
+        died): the page's mirror (``capture.Mirror``), untrusted, and the characters dropped."""
+        if self._map.closed:
+            return "", 0
+        return read_mirror(self._view)
 
     def death(self, limits: Limits) -> tuple[str, str]:
         """What ended the worker's channel, and the likely cause (see ``describe_death``)."""

@@ -18,7 +18,8 @@ Order matters, because the student's code runs in this process:
 3. the student's module is imported with its ``python/`` directory first on ``sys.path``,
    and the outcome is reported (``{"op": "ready", "problem": ...}``, with what the import
    printed);
-4. requests are served until the request pipe closes.
+4. requests are served until the request pipe closes, each with ``random`` and ``numpy.random``
+   seeded first (the request's ``seed``, default 0).
 
 Messages are length-prefixed JSON (4 bytes, big-endian) on two pipes of their own. What the
 student's code writes to ``sys.stdout`` and ``sys.stderr`` is captured per request (bounded,
@@ -27,8 +28,9 @@ it writes to the descriptors 1 and 2 goes to a third pipe the parent drains and 
 exception's reply carries its frames in the student's files (``harness.sandbox.frames``). A
 request arrives in frames (the calls, piece by piece, in rows or by column: ``calls_of``);
 replies stream back in chunks (every ``CHUNK_CALLS`` calls or ``CHUNK_S`` seconds, repeated small
-replies sent once), and the index of the call in progress is kept in a shared 16-byte page so the
-parent can name a call that hangs.
+replies sent once), and the index of the call in progress is kept in a shared page so the
+parent can name a call that hangs; what was printed since the last chunk is mirrored on that page
+(``capture.Mirror``), so the parent shows it also when a call hangs or the worker dies.
 Nothing here is trusted by the parent: it decodes every reply as plain data and fails closed.
 """
 
@@ -175,11 +177,17 @@ class Server:
     """Answers ``call`` requests with the harness functions captured before the student's import."""
 
     def __init__(self, channel: Channel, progress_fd: int, python_dir: str) -> None:
+        import random
+
+        import numpy.random
+
         from harness.engine import uniforms as sources
         from harness.sandbox import capture, codec, frames, invoke
 
         self.channel = channel
-        self.capture = capture.Capture(capture.KEPT)
+        page = memoryview(mmap.mmap(progress_fd, capture.PAGE_BYTES))
+        self.progress = page[:16].cast("q")
+        self.capture = capture.Capture(capture.KEPT, capture.Mirror(page))
         self.streams = (capture.Stream(self.capture, "<stdout>"),
                         capture.Stream(self.capture, "<stderr>"))
         self.files = frames.under(python_dir)  # the staged copy the student's module runs from
@@ -189,7 +197,7 @@ class Server:
         self.source_from_spec, self.draw_count = sources.source_from_spec, sources.draw_count
         self.recording = sources.RecordingSource
         self.dumps, self.monotonic = json.JSONEncoder(separators=(",", ":")).encode, time.monotonic
-        self.progress = memoryview(mmap.mmap(progress_fd, 16)).cast("q")
+        self.seeds = (random.seed, numpy.random.seed)  # the global generators, seeded per request
         self.module: Any = None  # the student's module: requests are served only once it imported
         self.objects: dict[object, object] = {}  # by handle number; a request may name any id
         self.ctor: type | None = None
@@ -319,9 +327,18 @@ class Server:
                 raise SystemExit(3)  # the parent never sends this: end, and it sees a crash
             piece = more
 
+    def seed(self, seed: object) -> None:
+        """``random`` and ``numpy.random``'s global state from the request's seed: code that draws
+        from its own generator answers the same on every run (and differently for another seed)."""
+        if type(seed) is not int or not 0 <= seed < 1 << 32:
+            raise SystemExit(3)  # the parent never sends this: end, and it sees a crash
+        for seed_with in self.seeds:
+            seed_with(seed)
+
     def handle(self, request: dict) -> None:
         rid, name, total = request["id"], request["fn"], request["count"]
         self.capture_output()
+        self.seed(request.get("seed", 0))
         self.values, self.frozen = [], []
         shared: list = []
         pieces = self._pieces(request, shared)
