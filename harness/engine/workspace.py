@@ -330,8 +330,8 @@ def read_submission(ws: Workspace, module: Module, course: Course, ref_deps: boo
         if state != "written":
             raise HarnessError(
                 f"{module.id} needs {dep.id}",
-                f"{dep_shown} is {state.replace('stub', 'still a stub')}: pass `ol check "
-                f"{dep.id}` first, or run with --ref-deps to use the reference {dep.id}")
+                f"{dep_shown} is {state.replace('stub', 'still a stub')}: `ol check {module.id} "
+                f"--ref-deps` uses the reference {dep.id}; or pass `ol check {dep.id}` first")
         assert dep_data is not None, "a written module has a file"
         copy[dep_shown] = dep_data
         if tree is not None:

@@ -126,3 +126,56 @@ def test_start_follows_a_link_to_a_folder(tmp_path):
     actions = start(load_course().module("M07.6"), tmp_path / "ws")
     assert [a.action for a in actions] == ["written"] * 3
     assert (real / "tinyllm/prob/rejection.py").is_file()
+
+
+# -- what to run next (issue #25, item 10) --------------------------------------------------------
+
+def _next_lines(out: str) -> list[str]:
+    lines = out.splitlines()
+    return lines[next(i for i, line in enumerate(lines) if line.startswith("next: ")):]
+
+
+def test_next_offers_ref_deps_in_a_fresh_workspace_and_that_command_checks(tmp_path, capsys,
+                                                                           monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["start", "M07.6"]) == 0
+    lines = _next_lines(capsys.readouterr().out)
+    assert lines[0] == "next: `ol tests M07.6` to read the catalog, then `ol check M07.6 --ref-deps`"
+    assert lines[1] == ("  (--ref-deps: M07.6 needs M07.1 and M06.3, not written here yet: the "
+                        "check uses the reference's)")
+    assert all(len(line) <= 100 for line in lines)
+    # The command it names runs the catalog (the stub fails it) instead of stopping at once.
+    assert main(["check", "M07.6", "--ref-deps", "--no-diagnosis", "-x"]) == 1
+    assert "needs M07.1" not in capsys.readouterr().err
+
+
+def test_next_drops_ref_deps_once_the_needed_modules_are_written(tmp_path, capsys, monkeypatch):
+    from harness.engine.course import REFERENCE_PYTHON
+
+    monkeypatch.chdir(tmp_path)
+    for dep in ("categorical.py", "pcg32.py"):
+        (tmp_path / "python/tinyllm/prob").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "python/tinyllm/prob" / dep).write_text(
+            (REFERENCE_PYTHON / "tinyllm/prob" / dep).read_text())
+    assert main(["start", "M07.6"]) == 0
+    lines = _next_lines(capsys.readouterr().out)
+    assert lines == ["next: `ol tests M07.6` to read the catalog, then `ol check M07.6`"]
+
+
+def test_next_names_the_workspace_when_check_would_not_find_it(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["start", "M06.3", "--workspace", "ws"]) == 0  # below the current directory
+    assert _next_lines(capsys.readouterr().out) == [
+        f"next: `ol tests M06.3` to read the catalog, then `ol check M06.3 --workspace {tmp_path / 'ws'}`"]
+    monkeypatch.chdir(tmp_path / "ws" / "python")  # inside it: ol check finds it
+    assert main(["start", "M06.3", "--workspace", str(tmp_path / "ws")]) == 0
+    assert _next_lines(capsys.readouterr().out) == [
+        "next: `ol tests M06.3` to read the catalog, then `ol check M06.3`"]
+
+
+def test_the_needs_error_names_the_command_with_ref_deps(tmp_path, capsys):
+    start(load_course().module("M07.6"), tmp_path)
+    assert main(["check", "M07.6", "--workspace", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ol: M07.6 needs M07.1 (") and err.count("\n") == 1
+    assert "`ol check M07.6 --ref-deps` uses the reference M07.1" in err
