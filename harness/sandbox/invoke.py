@@ -107,7 +107,9 @@ _isinstance, _all = isinstance, all
 _shape = np.ndarray.shape.__get__
 _dtype = np.ndarray.dtype.__get__
 _flags = np.ndarray.flags.__get__
-_SCALARS = (int, float, bool)
+# What no call can change: returning the caller's own one is not aliasing (a numpy scalar is
+# immutable, as a Python number is; np.shares_memory is False for it).
+_SCALARS = (int, float, bool, np.generic)
 
 
 def _is_array(value: Any) -> bool:
