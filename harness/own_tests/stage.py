@@ -9,7 +9,9 @@ Reading the suite (parsing, rewriting and compiling the student's files) runs no
 its cost is the student's to choose: a 2 MiB list literal is a syntax tree of a gigabyte, a long
 chain of ``+`` a ``RecursionError``. So it happens in a process of its own (``read_suite``) with
 ``READ_MEMORY`` of address space and ``READ_LIMIT_S`` seconds; a file it cannot read within them
-is a usage error, one line (exit 2), never a traceback in ol's own process.
+is a usage error, one line (exit 2), never a traceback in ol's own process. So is a test file (or
+``conftest.py``) that does not parse: its file, line and what is wrong, instead of pytest's
+collection traceback, once per implementation.
 """
 
 from __future__ import annotations
@@ -100,7 +102,7 @@ def stage(module: Module, suite: Path) -> tuple[Path, dict[str, Any]]:
                 shutil.copyfile(suite.parent / "conftest.py", snap / "conftest.py")
         else:
             _copy_suite(suite, snap / suite.name)
-        preload = _read(snap, suite)
+        preload = _read(snap, suite, module.id)
         (root / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
         args = ["-c", str(root / "pytest.ini"), "--rootdir", str(snap), "--confcutdir", str(snap),
                 "-p", "no:cacheprovider", "--tb=short"]
@@ -147,7 +149,7 @@ def _copy_suite(src: Path, dest: Path) -> None:
             shutil.copyfile(path, target / name)
 
 
-def _read(snap: Path, suite: Path) -> list[str]:
+def _read(snap: Path, suite: Path, module_id: str) -> list[str]:
     """Read the snapshot's files in a process of their own (``read_suite``): which of PRELOAD
     they import. HarnessError naming the file it could not read within its limits."""
     command = [sys.executable, "-I", "-c", READ, str(REPO_ROOT), str(snap), str(READ_MEMORY),
@@ -168,11 +170,23 @@ def _read(snap: Path, suite: Path) -> list[str]:
         return [name for name in PRELOAD if name in last["preload"]]
     file = last.get("refused") or last.get("file")
     shown = suite.parent / file if file else suite  # the snapshot holds the suite by its name
+    if child.returncode == 0 and isinstance(last.get("syntax"), str) and file:
+        lineno, text = last.get("line"), last.get("text")
+        where = f", line {lineno}" if type(lineno) is int else ""
+        near = f" at `{_printable(text)}`" if isinstance(text, str) and text else ""
+        raise HarnessError(f"--mine: {shown}{where}: {_printable(last['syntax'])}{near}",
+                           f"no test runs until every test file parses: fix it, then run "
+                           f"`ol tests {module_id} --mine {suite}` again")
     why = last.get("why") or (f"reading it took more than {READ_LIMIT_S:g} s or "
                               f"{READ_MEMORY >> 20} MiB")
     raise HarnessError(f"--mine: ol cannot read {shown}: {why}",
                        "split the file, and build large or deeply nested data in a fixture "
                        "when the tests run, not as a literal")
+
+
+def _printable(text: str) -> str:
+    """A line of the student's source, shown on one line: controls and escapes as their escapes."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def read_suite(argv: list[str]) -> None:  # pragma: no cover - runs in its own process
@@ -182,7 +196,8 @@ def read_suite(argv: list[str]) -> None:  # pragma: no cover - runs in its own p
     pytest's assertion rewriting written where pytest looks for it (``__pycache__`` beside it,
     named for this pytest, which ``_copy_suite`` never fills from the student's folder). A file
     that does not parse is left for pytest to report; one too large or too deep ends the reading
-    (``refused``). Last, the imports: which of PRELOAD the suite imports.
+    (``refused``). A test file or ``conftest.py`` that does not parse ends it too (``syntax``:
+    what is wrong, at which line). Last, the imports: which of PRELOAD the suite imports.
     """
     import resource
 
@@ -202,6 +217,10 @@ def read_suite(argv: list[str]) -> None:  # pragma: no cover - runs in its own p
             names |= _imports(path)
             if rewrite is not None:
                 _rewrite(rewrite, path)
+        except SyntaxError as exc:  # also IndentationError, TabError
+            if _is_test_file(path) or path.name == "conftest.py":
+                print(json.dumps(_syntax(exc, rel)), flush=True)
+                return
         except (MemoryError, RecursionError) as exc:
             why = (f"its syntax tree needs more than {memory >> 20} MiB"
                    if isinstance(exc, MemoryError) else "it is nested too deep to parse")
@@ -210,12 +229,19 @@ def read_suite(argv: list[str]) -> None:  # pragma: no cover - runs in its own p
     print(json.dumps({"preload": [name for name in PRELOAD if name in names]}), flush=True)
 
 
+def _syntax(exc: SyntaxError, rel: str) -> dict[str, Any]:
+    """A file that does not parse, for the parent's one line: the error, its line, the code."""
+    text = (exc.text or "").strip()
+    return {"file": rel, "syntax": f"{type(exc).__name__}: {exc.msg}", "line": exc.lineno,
+            "text": text if len(text) <= 60 else text[:57] + "..."}
+
+
 def _imports(path: Path) -> set[str]:
-    """The modules a file imports (read with ``ast``; nothing of it runs); none if it does not
-    parse (pytest reports it)."""
+    """The modules a file imports (read with ``ast``; nothing of it runs); none if it cannot be
+    read; SyntaxError if it does not parse."""
     try:
         tree = ast.parse(path.read_bytes(), filename=str(path))
-    except (SyntaxError, ValueError, OSError):
+    except (ValueError, OSError):
         return set()
     names: set[str] = set()
     for node in ast.walk(tree):

@@ -62,8 +62,10 @@ def test_a_normal_suite_is_read_rewritten_and_its_imports_found(tmp_path):
     assert config["preload"] == ["scipy.stats", "hypothesis"]
 
 
-def test_a_file_that_does_not_parse_is_left_for_pytest(tmp_path):
-    assert _stage(_suite(tmp_path, "test_bad.py", "def test_x(:\n"))["preload"] == ["scipy.stats"]
+def test_a_helper_that_does_not_parse_is_left_for_pytest(tmp_path):
+    """Only a test file or conftest.py is refused (tests/own_tests/test_mine_syntax.py): pytest
+    imports a helper only if a test does."""
+    assert _stage(_suite(tmp_path, "helpers.py", "def x(:\n"))["preload"] == ["scipy.stats"]
 
 
 def test_a_list_literal_of_two_mib_is_refused_in_one_line(tmp_path):
