@@ -40,10 +40,12 @@ _REBUILT = (
 class ContractViolation(AssertionError):
     """A result the contract forbids whatever the test asserts (type, aliasing, in-place edit)."""
 
-    def __init__(self, message: str, pitfall: int | None = None, kind: str = "") -> None:
+    def __init__(self, message: str, pitfall: int | None = None, kind: str = "",
+                 value: Any = None) -> None:
         super().__init__(message)
         self.pitfall = pitfall
         self.kind = kind  # "mutated" | "aliased" | "type" | "narrow" (a float32 array for float64[])
+        self.value = value  # what came back, for "type" and "narrow" (the diagnosis reads it)
 
     # The answers before the violating one, for the recorder: set by the target that raises it
     # (an annotation only, so ``getattr(exc, "results", ())`` still tells when it was not set).
@@ -322,8 +324,9 @@ class Target:
         self.escape = self.escape or exc
         raise exc
 
-    def _violate(self, message: str, pitfall: int | None = None, kind: str = "") -> NoReturn:
-        exc = ContractViolation(message, pitfall, kind)
+    def _violate(self, message: str, pitfall: int | None = None, kind: str = "",
+                 value: Any = None) -> NoReturn:
+        exc = ContractViolation(message, pitfall, kind, value)
         self.violation = self.violation or exc
         raise exc
 
@@ -358,7 +361,7 @@ class Target:
         if not fits:
             self._violate(f"{call} returned {describe_type(reply.value)}"
                           f"{self._inner(reply.value)} where the contract promises {kind}",
-                          kind=misfit_kind(kind, reply.value))
+                          kind=misfit_kind(kind, reply.value), value=reply.value)
         return Result(args, value=reply.value, draws=tuple(reply.draws))
 
     @staticmethod
