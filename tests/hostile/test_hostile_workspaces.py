@@ -665,10 +665,11 @@ def test_the_check_ends_with_the_right_outcomes(suite: Suite, case: str) -> None
     spec = BY_NAME[case]
     context = f"\n--- stdout ---\n{run.stdout[-4000:]}\n--- stderr ---\n{run.stderr[-4000:]}"
     assert run.wall_s < CASE_BOUND_S, f"{case}: {run.wall_s:.1f} s"
-    if spec.setup_error:  # refused before any code ran: one line, exit 2, no report
+    if spec.setup_error:  # refused before any code ran: one line, exit 2, a report of the error
         assert run.returncode == 2, context
         assert re.search(spec.setup_error, run.stderr) and run.stderr.count("\n") == 1, context
-        assert not any(run.reports.iterdir())
+        assert sorted(p.name for p in run.reports.iterdir()) == ["check.json", "check.xml",
+                                                                  "results.json"], context
         return
     assert run.returncode == (0 if case == "correct" else 1), context
     tests = outcomes(run)
@@ -694,10 +695,16 @@ def test_the_reports_are_the_parents(suite: Suite, case: str) -> None:
     if case in suite.skipped:
         pytest.skip(suite.skipped[case])
     run = suite.runs[case]
-    if BY_NAME[case].setup_error:
-        assert not any(run.reports.iterdir())  # refused before the run: no report at all
-        return
     token = suite.token_of(BY_NAME[case])
+    if BY_NAME[case].setup_error:  # refused before the run: each report says so, and only that
+        data = json.loads((run.reports / "check.json").read_text())
+        assert data["verdict"] == "error" and data["tests"] == [] and data["error"], data
+        gradescope = json.loads((run.reports / "results.json").read_text())
+        assert gradescope["score"] == 0 and gradescope["output"], gradescope
+        assert ET.parse(run.reports / "check.xml").getroot().find(".//error") is not None
+        for path in run.reports.iterdir():
+            assert token not in path.read_text(errors="replace"), path
+        return
     failing = sum(1 for t in outcomes(run).values() if t["outcome"] != "passed")
     data = json.loads((run.reports / "check.json").read_text())
     verdict = "pass" if case == "correct" else "fail"

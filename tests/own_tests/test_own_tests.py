@@ -57,7 +57,7 @@ def test_the_strong_suite_catches_every_bug_and_passes_every_correct_implementat
     assert [r.status for _, r in strong.correct] == ["ran"] * 3
     assert strong.wrong == {}
     assert strong.verdict == "pass"
-    assert caught(strong) == ALL_BUGS and len(ALL_BUGS) >= 65
+    assert caught(strong) == ALL_BUGS and len(ALL_BUGS) >= 68
     assert f"your tests catch {len(ALL_BUGS)} of {len(ALL_BUGS)} known bugs" in format_text(strong)
 
 
@@ -68,7 +68,7 @@ def test_the_strong_suite_catches_every_bug_and_passes_every_correct_implementat
 # generator happens to draw id 2 for u' = 0.75), x25/x26 (no rounded ratio, the residual's larger
 # entry is its first), x43-x46 (lists of quarters: no float32, numpy or integer input; x44 reads
 # u_accept = 0.75, which picks id 2 as u' = 0.75 does), every error rule (no bad argument) and
-# every rejection_sample bug.
+# every rejection_sample bug, x49-x51 (no sum above 1, no tiny Z, no -0.0).
 WORKED_EXAMPLE_CATCHES = {"s02", "s03", "s04", "s05", "s07", "s10", "s11", "s12", "s13",
                           "x01", "x02"}
 
@@ -77,7 +77,7 @@ def test_the_worked_example_suite_misses_what_its_inputs_cannot_expose(worked_ex
     assert worked_example.verdict == "pass" and worked_example.wrong == {}
     assert caught(worked_example) == WORKED_EXAMPLE_CATCHES
     text = format_text(worked_example)
-    assert ("your tests catch 11 of 65 known bugs (9 of the chapter's 19, 2 of the extended 46)"
+    assert ("your tests catch 11 of 68 known bugs (9 of the chapter's 19, 2 of the extended 49)"
             in text)
     flat = " ".join(text.split())  # the report wraps long lines
     missed = [impl.mutant for impl, _ in worked_example.mutants
@@ -282,12 +282,12 @@ def test_the_command_writes_json_and_gradescope(worked_example, monkeypatch, tmp
     code = main(["tests", "M07.6", "--mine", str(SUITES / "worked_example"), "--json",
                  str(out_json), "--gradescope", str(out_gs), "--jobs", "2"])
     assert code == 0
-    assert "your tests catch 11 of 65 known bugs" in capsys.readouterr().out
+    assert "your tests catch 11 of 68 known bugs" in capsys.readouterr().out
     doc = json.loads(out_json.read_text())
-    assert (doc["score"], doc["max_score"], doc["verdict"]) == (11, 65, "pass")
+    assert (doc["score"], doc["max_score"], doc["verdict"]) == (11, 68, "pass")
     gs = json.loads(out_gs.read_text())
-    assert (gs["score"], gs["max_score"]) == (11, 65)
-    assert len(gs["tests"]) == 66 and sum(t["score"] for t in gs["tests"]) == 11
+    assert (gs["score"], gs["max_score"]) == (11, 68)
+    assert len(gs["tests"]) == 69 and sum(t["score"] for t in gs["tests"]) == 11
     for t in gs["tests"]:
         assert set(t) == {"name", "score", "max_score", "status", "output", "visibility"}
 

@@ -338,3 +338,24 @@ def test_speculative_accept_boundary_is_float64_on_arbitrary_inputs():
                 continue
             for u in below_and_at(r):
                 assert speculative_step(p, q, x, u, 0.0)[1] == (u < r)
+
+
+def test_acceptance_probability_is_the_sum_as_it_is_even_above_one():
+    ninth = [1 / 9] * 9  # the left-to-right sum of min(p, q) rounds to 1.0000000000000002
+    total = 0.0
+    for v in ninth:
+        total += v
+    assert total > 1.0
+    assert acceptance_probability(ninth, ninth) == total
+
+
+def test_any_positive_normalizer_is_divided_out():
+    q = [0.25, 0.25, 0.5]
+    p = [0.25 + 2**-54, 0.25 + 2**-54, 0.5 - 2**-53]  # Z = 2**-53, tiny but not 0
+    assert residual_distribution(p, q).tolist() == [0.5, 0.5, 0.0]
+
+
+def test_negative_zero_is_zero():
+    assert rejection_accept(-0.0, 0.5, 0.25) == False
+    assert rejection_accept(0.25, 0.5, -0.0) == True
+    assert speculative_step([0.5, 0.25, 0.25, -0.0], Q, 1, 0.75, 0.25) == (0, False)
