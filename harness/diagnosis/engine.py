@@ -407,12 +407,22 @@ def _matches(module: Module, run: RunResult, plans: list[Plan], differing: list[
                               alarm, quiet))
              for m, code in _mutant_code(module.id)
              if not passed.intersection(m.designated)]  # it fails a test the code passes
-    screened = [(m, code, match) for m, code, match in tried if match is not None and match.explains]
+    screened = [(m, code, match) for m, code, match in tried if match is not None and match.explains
+                and not _wrong_at_home(m, match, differing)]
     screened.sort(key=lambda x: (-len(x[2].explains), x[2].conflicts, x[0].id))
     return [match for m, code, _ in screened[:SHORTLIST]
             if (match := _match(m, fresh_module(m, code), plans, differing, agreeing,
                                 ref_answers, returns, alarm, quiet)) is not None
-            and match.explains]
+            and match.explains and not _wrong_at_home(m, match, differing)]
+
+
+def _wrong_at_home(mutant: Any, match: Match, differing: list[tuple[Plan, Probe]]) -> bool:
+    """Whether the code differs from the contract in the mutant's own function yet the mutant
+    answers none of those calls alike: its mistake lives there, so it is not the code's, however
+    many calls of the functions that call it it happens to match (an unnormalised residual and a
+    float32 one both make ``speculative_step`` raise; only their own answers tell them apart)."""
+    home = [id(p) for _, p in differing if p.batch.fn == mutant.function]
+    return bool(home) and not match.explains.intersection(home)
 
 
 def _match(mutant: Any, mod: ModuleType, plans: list[Plan], differing: list[tuple[Plan, Probe]],
