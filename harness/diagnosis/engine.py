@@ -408,7 +408,7 @@ def _matches(module: Module, run: RunResult, plans: list[Plan], differing: list[
              for m, code in _mutant_code(module.id)
              if not passed.intersection(m.designated)]  # it fails a test the code passes
     screened = [(m, code, match) for m, code, match in tried if match is not None and match.explains
-                and not _wrong_at_home(m, match, differing)]
+                and not _wrong_at_home(m, match, screen[0])]  # judged on the calls it answered
     screened.sort(key=lambda x: (-len(x[2].explains), x[2].conflicts, x[0].id))
     return [match for m, code, _ in screened[:SHORTLIST]
             if (match := _match(m, fresh_module(m, code), plans, differing, agreeing,
