@@ -97,7 +97,8 @@ def _timeout_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=_seconds("--timeout", TIMEOUT_MAX_S, "--timeout 10"),
                    metavar="S", action=_Once,
                    help=f"wall-clock limit per call in the worker (default 10, at most "
-                   f"{TIMEOUT_MAX_S:g})")
+                   f"{TIMEOUT_MAX_S:g}); a function that misses it is not called again in the "
+                   "check (its later calls: 'not run: it timed out earlier')")
 
 
 def _memory_arg(p: argparse.ArgumentParser) -> None:
