@@ -19,6 +19,7 @@ submission brings can stop the writers.
 
 from __future__ import annotations
 
+import ast
 import csv
 import datetime as dt
 import hashlib
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
-from harness.engine.course import PACKAGE_DIR, Module
+from harness.engine.course import MUTANTS_DIR, PACKAGE_DIR, REFERENCE_DIR, REPO_ROOT, Module
 from harness.engine.seeding import describe, is_run_seed
 from harness.engine.serial import reading, rerun_command, tagged, untag
 from harness.errors import HarnessError
@@ -91,15 +92,59 @@ def renamed(row: dict[str, Any], root: str, name: str) -> dict[str, Any]:
 
 
 def context_of(module: Module, settings: dict[str, Any]) -> str:
-    """A fingerprint of everything besides the submission that decides its grade."""
+    """A fingerprint of everything besides the submission that decides its grade: the module and
+    the settings, ol's version, the course data, the catalog and every module of ol it imports
+    (inside functions too), the contracts, the reference and the mutant library (the diagnosis
+    in each row reads it). A gradebook graded under another fingerprint is graded again."""
     h = hashlib.sha256(json.dumps({"module": module.id, "settings": settings,
                                    "version": __version__}, sort_keys=True).encode())
-    catalog = PACKAGE_DIR / "catalogs" / module.catalog
-    sources = sorted(catalog.rglob("*.py")) + [PACKAGE_DIR / "catalogs" / "support.py"]
-    for path in sources:
-        if path.is_file():
-            h.update(path.name.encode() + b"\0" + path.read_bytes())
+    for path in context_files(module):
+        h.update(path.relative_to(REPO_ROOT).as_posix().encode() + b"\0" + path.read_bytes()
+                 + b"\0")
     return h.hexdigest()[:16]
+
+
+def context_files(module: Module) -> list[Path]:
+    """The files a grade of ``module`` depends on besides the submission (``context_of``)."""
+    catalog = PACKAGE_DIR / "catalogs" / module.catalog / "test_catalog.py"
+    check = PACKAGE_DIR / "engine" / "check.py"  # the runner, the worker, the diagnosis: a verdict
+    files = set(_harness_imports(catalog)) | set(_harness_imports(check)) | {
+        PACKAGE_DIR / "course.toml"}
+    for root in (REFERENCE_DIR / "contracts", REFERENCE_DIR / "python", MUTANTS_DIR / module.id):
+        files.update(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    return sorted(files)
+
+
+def _harness_imports(start: Path) -> list[Path]:
+    """``start`` and every file of ol's package it imports, directly or not (``import`` and
+    ``from ... import`` anywhere in a module, inside functions too)."""
+    seen: set[Path] = set()
+    todo = [start]
+    while todo:
+        path = todo.pop()
+        if path in seen or not path.is_file():
+            continue
+        seen.add(path)
+        for node in ast.walk(ast.parse(path.read_bytes(), str(path))):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            for name in names:
+                if name == "harness" or name.startswith("harness."):
+                    todo += _module_files(name)
+    return sorted(seen)
+
+
+def _module_files(name: str) -> list[Path]:
+    """The file of module ``harness.x.y`` and its packages' ``__init__.py`` (a name that is
+    not a module, such as a function, has none)."""
+    parts = name.split(".")[1:]
+    base = PACKAGE_DIR.joinpath(*parts)
+    found = [base.with_suffix(".py"), base / "__init__.py"]
+    found += [PACKAGE_DIR.joinpath(*parts[:i], "__init__.py") for i in range(len(parts))]
+    return [f for f in found if f.is_file()]
 
 
 # -- the book ------------------------------------------------------------------------------------
