@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import importlib.util
 import os
 import sys
 import time
@@ -243,6 +244,15 @@ class GradeOutcome:
         return EXIT_INTERNAL if self.counts()["internal"] else EXIT_PASS
 
 
+def _needs_dask() -> None:
+    """``--executor dask`` without dask and distributed installed: a usage error, said at once."""
+    missing = [name for name in ("dask", "distributed") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise HarnessError(f"--executor dask needs {' and '.join(missing)}, not installed here",
+                           "install the dask extra (python -m pip install -e '.[dask]') or grade "
+                           "with --executor local")
+
+
 def run_grade(request: GradeRequest, events: GradeEvents | None = None) -> GradeOutcome:
     """Grade every submission of ``request.submissions`` into its gradebook (resumed if any)."""
     from harness.catalogs.metadata import collect
@@ -253,6 +263,8 @@ def run_grade(request: GradeRequest, events: GradeEvents | None = None) -> Grade
     problem = catalog_problem(module)
     if problem is not None:
         raise HarnessError(problem, "grade a module that has a catalog")
+    if request.executor == "dask":
+        _needs_dask()  # before anything is recorded: no seed written, no gradebook begun
     folder = Path(request.submissions).expanduser()
     if not folder.is_dir():
         raise HarnessError(f"{request.submissions} is not a folder",

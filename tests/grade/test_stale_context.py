@@ -96,3 +96,36 @@ def test_a_resumed_gradebook_grades_again_after_a_catalog_helper_changed(tmp_pat
     book = json.loads((out / gradebook.JSON_NAME).read_text())
     (row,) = [r for r in book["submissions"] if r["submission"] == "ann"]
     assert row["verdict"] == "pass" and row["context"] == book["context"]
+
+
+BLOCK_DASK = """
+import sys
+class _NoDask:
+    def find_spec(self, name, path=None, target=None):
+        if name.split('.')[0] in ('dask', 'distributed'):
+            raise ModuleNotFoundError(name)
+        return None
+sys.meta_path.insert(0, _NoDask())
+import importlib.util
+_find = importlib.util.find_spec
+importlib.util.find_spec = lambda name, *a: None if name.split('.')[0] in ('dask', 'distributed') \\
+    else _find(name, *a)
+from harness.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_dask_asked_for_but_not_installed_is_one_line_and_exit_2_before_anything_is_written(
+        tmp_path):
+    """#26 item 7: it was exit 3 after the seed was written."""
+    folder = tmp_path / "subs"
+    shutil.copytree(REPO_ROOT / "reference" / "python", folder / "ann" / "python",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    out = tmp_path / "book"
+    done = subprocess.run([sys.executable, "-c", BLOCK_DASK, "grade", "M07.6", str(folder), "--out",
+                           str(out), "--executor", "dask"], cwd=REPO_ROOT, capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.count("\n") == 1 and "--executor dask needs dask" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+    assert not out.exists() or not any(out.iterdir())  # no seed, no gradebook begun
