@@ -44,7 +44,7 @@ KIND = "ol-gradebook"
 FORMAT_VERSION = 1
 VERDICTS = ("pass", "fail", "error", "internal")  # internal: the harness failed; graded again
 FIXED_COLUMNS = ("submission", "verdict", "passed", "failed", "time_s", "message", "content_hash",
-                 "graded_at", "seed")
+                 "graded_at", "seed", "pitfalls")
 
 
 # -- what a submission is ----------------------------------------------------------------------------
@@ -192,7 +192,7 @@ class Gradebook:
 
     def record(self, row: dict[str, Any]) -> None:
         """Add or replace the row of one submission, then write both files."""
-        row = clean(dict(row, context=self.context,
+        row = clean(dict({"pitfalls": []}, **row, context=self.context,
                          graded_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                          seed=self.seed))
         self.rows[row["submission"]] = row
@@ -240,6 +240,7 @@ class Gradebook:
                              row.get("failed", 0), f"{row.get('time_s', 0.0):.2f}",
                              _cell(row.get("message", "")), row.get("content_hash", ""),
                              row.get("graded_at", ""), _seed_cell(row.get("seed")),
+                             pitfalls_cell(row.get("pitfalls", [])),
                              *(outcomes.get(t, "") for t in self.tests)])
         return buf.getvalue()
 
@@ -249,6 +250,17 @@ class Gradebook:
         write_atomic(self.json_path, json.dumps(clean(self.to_json()), indent=1,
                                                 ensure_ascii=False, allow_nan=False) + "\n")
         write_atomic(self.csv_path, clean(self.to_csv()))
+
+
+def pitfalls_cell(entries: Any) -> str:
+    """The CSV's pitfalls column: the labels of a row's diagnosis, best first
+    (``pitfall 1; ol pitfall 17``); empty for a pass or a diagnosis that names none."""
+    labels: list[str] = []
+    for entry in entries if isinstance(entries, list) else []:
+        for label in (entry.get("label"), *entry.get("also_labels", ())) if isinstance(entry, dict) else ():
+            if isinstance(label, str) and label and label not in labels:
+                labels.append(label)
+    return _cell("; ".join(labels))
 
 
 def _seed_cell(seed: Any) -> str:

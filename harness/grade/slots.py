@@ -78,9 +78,28 @@ def row_of_run(run: dict[str, Any], seconds: float) -> dict[str, Any]:
         message = f"{first['name']}: {headline[:300]}{more}"
     return {"verdict": run["verdict"], "passed": run["passed"], "failed": run["failed"],
             "tests": {t["name"]: t["outcome"] for t in run["tests"]}, "message": message,
-            "time_s": seconds, "run": run,
+            "time_s": seconds, "run": run, "pitfalls": mistakes_of(run),
             # What of the sandbox its worker lacked (docs/isolation.md); empty when complete.
             "partial_sandbox": missing_confinement(run.get("confinement"))}
+
+
+def mistakes_of(run: dict[str, Any]) -> list[dict[str, Any]]:
+    """The mistakes a failing run's diagnosis names, best first: per entry its kind, its pitfall
+    and label (and the others that answer alike), what the pitfall is in a line, and the
+    diagnosis's own sentence. What the instructor's class view counts (#26 item 2)."""
+    from harness.engine.course import load_course
+
+    module = load_course().module(run["module"])
+    out = []
+    for d in run.get("diagnosis", []) or []:
+        pitfall = d.get("pitfall")
+        also = [p for p in d.get("also", []) if isinstance(p, int)]
+        out.append({"kind": d.get("kind", ""), "pitfall": pitfall,
+                    "label": module.pitfall_label(pitfall) if pitfall is not None else "",
+                    "also": also, "also_labels": [module.pitfall_label(p) for p in also],
+                    "pitfall_text": module.pitfall_text(pitfall) if pitfall is not None else "",
+                    "text": d.get("text", "")})
+    return out
 
 
 def _watch_parent(parent: int) -> None:
