@@ -49,7 +49,11 @@ def pytest_sessionfinish(session, exitstatus) -> None:
     left = sorted(e for e in os.listdir(_PRIVATE_TMP[0]) if e.startswith("ol-"))
     if left:
         for name in left:
-            remove_tree(os.path.join(_PRIVATE_TMP[0], name))
+            path = os.path.join(_PRIVATE_TMP[0], name)
+            if name.startswith("ol-crash-") and os.path.isfile(path):  # say what crashed
+                with open(path, errors="replace") as log:
+                    print(f"\n{name}:\n{log.read()[-3000:]}")
+            remove_tree(path)
         print(f"\nol left {len(left)} folder(s) in its temporary directory: {', '.join(left[:5])}")
         session.exitstatus = 1
 

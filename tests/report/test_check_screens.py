@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
+import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -173,9 +174,11 @@ def test_no_report_is_half_written_when_a_reporter_fails(tmp_path, capsys, monke
         raise RuntimeError("the JUnit reporter broke")
 
     monkeypatch.setattr(junit, "to_junit", broken)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the crash log goes
     paths = reports(tmp_path)
     code, _, err = check([*_syntax_error(tmp_path / "ws"), *report_args(paths)], capsys)
     assert code == 3 and "the JUnit reporter broke" in err
+    assert len(list(tmp_path.glob("ol-crash-*.log"))) == 1  # named on stderr, kept in tmp_path
     assert not any(p.exists() for p in paths.values())
     assert not list((tmp_path / "out").glob(".*tmp"))
 
