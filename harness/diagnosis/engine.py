@@ -275,7 +275,6 @@ class Finding:
     message: str = ""  # a failed check's own words (kind "failed")
     followers: list[str] = dataclasses.field(default_factory=list)  # tests that fail as a result
     errs: set[int] = dataclasses.field(default_factory=set)  # calls its mutants get wrong too
-    same: set[int] = dataclasses.field(default_factory=set)  # calls its mutants answer as the code
 
     @property
     def pitfall(self) -> int | None:
@@ -565,8 +564,7 @@ def _explain(module: Module, run: RunResult, differing: list[tuple[Plan, Probe]]
         findings.append(Finding("pitfall", pitfalls, [t for t in left if t in best[2]], chosen_calls,
                                 functions(chosen_calls), [m.mutant.id for m in group],
                                 _examples(sorted(chosen_calls), differing, expected),
-                                errs=set().union(*(m.errs for m in group)),
-                                same=set().union(*(m.explains for m in group))))
+                                errs=set().union(*(m.errs for m in group))))
         left = [t for t in left if t not in best[2]]
     claimed = {t for f in findings for t in f.tests}
     rest = [t for t in order if t not in claimed and failing[t].category == "wrong"]
