@@ -32,8 +32,10 @@ from harness.report.lab_parts import (
     verdict_word,
 )
 
-# U+25C6 black diamond; U+00B7 middle dot
-HTML_MARKS = {DESIGNATED: "\u25c6", KILLED: "", MISSED: "!", SURVIVED: "", NOT_RUN: "\u00b7"}
+# U+25C6 black diamond; U+2013 en dash ("no result"). A passed cell is plain light grey without a
+# mark; a not-run cell is white, hatched, dash-bordered and marked: the two differ in their glyph,
+# pattern and border, not in colour alone (a reader who cannot tell the greys apart still can).
+HTML_MARKS = {DESIGNATED: "\u25c6", KILLED: "", MISSED: "!", SURVIVED: "", NOT_RUN: "\u2013"}
 SUBSET_MARK = "\u25cf"  # U+25CF black circle
 # Cell colours (the HTML test looks for them in a screenshot).
 COLORS = {KILLED: "#4caf50", DESIGNATED: "#1b5e20", MISSED: "#ff9800", SURVIVED: "#eef0f2",
@@ -52,6 +54,7 @@ h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 22px 0 8p
 .legend span.sw { display: inline-block; width: 18px; height: 18px; vertical-align: middle;
                   margin-right: 5px; text-align: center; line-height: 18px; font-size: 12px;
                   color: #fff; }
+.legend span.sw.missed { color: #000; } .legend span.sw.not_run { color: #374151; }
 .scroll { overflow: auto; max-width: 100%; }
 table.matrix { border-collapse: separate; border-spacing: 2px; }
 table.matrix th { font-weight: normal; }
@@ -71,8 +74,10 @@ td.cell { width: 22px; height: 22px; min-width: 22px; text-align: center; font-s
 .cell.missed { background: $missed; color: #000; font-weight: 700;
             outline: 2px dashed #000; outline-offset: -2px; }
 .cell.survived { background: $survived; }
-.cell.not_run { background: $not_run; color: #6b7280; outline: 1px dotted #9aa0a6;
-               outline-offset: -1px; }
+.cell.not_run { background-color: $not_run; color: #374151; font-weight: 700;
+               background-image: repeating-linear-gradient(135deg, transparent 0 4px,
+                                                           #aab0b8 4px 6px);
+               outline: 1px dashed #4b5563; outline-offset: -1px; }
 td.count, tfoot td { text-align: center; font-size: 12px; color: #333; }
 tfoot th { text-align: right; padding-right: 8px; font-size: 12px; color: #333; }
 table.strength { border-collapse: collapse; }
@@ -111,7 +116,8 @@ def to_lab_html(result: LabResult) -> str:
 
 def _html_legend() -> str:
     items = [(KILLED, "killed by this test"), (DESIGNATED, "killed by a designated test"),
-             (MISSED, "designated test did not kill it"), (SURVIVED, "test passed"),
+             (MISSED, "designated test did not kill it"),
+             (SURVIVED, "test passed (the mutant survived it)"),
              (NOT_RUN, "not run: the test never reaches the mutated code")]
     return "<div class=\"legend\">" + "".join(
         f"<span><span class=\"sw cell {state}\">{HTML_MARKS[state]}</span>{text}</span>"

@@ -521,3 +521,35 @@ def test_stryker_covered_by_leaves_out_the_tests_that_do_not_reach_the_mutant():
     # Stryker's word for a mutant no test reaches: not a survivor the tests saw.
     assert (x14["status"], x14["coveredBy"], x14["testsCompleted"]) == ("NoCoverage", [], 0)
     assert x14["statusReason"].startswith("no catalog test reaches the mutated code")
+
+
+def _luma(pixels: np.ndarray) -> np.ndarray:
+    """What a reader who sees no hue sees: the brightness of each pixel (ITU-R BT.601)."""
+    rgb = pixels[:, :, :3].astype(float)
+    return 0.299 * rgb[:, :, 0] + 0.587 * rgb[:, :, 1] + 0.114 * rgb[:, :, 2]
+
+
+def test_html_not_run_and_passed_cells_differ_without_colour(tmp_path):
+    """A passed cell and a not-run cell, drawn by Chromium with the page's own CSS and markup, differ
+    in brightness over a good part of the cell (a hatch and a mark), not in a shade of grey alone:
+    told apart in greyscale, so by a colour-blind reader too. The legend has both."""
+    from harness.report.lab_html import _CSS, _html_cell
+
+    lab = make_sparse_lab()
+    s01 = next(r for r in lab.rows if r.mutant.id == "s01")
+    assert (cell_state(s01, RATE), cell_state(s01, BAD_DRAFTS)) == (NOT_RUN, SURVIVED)
+    page = tmp_path / "cells.html"
+    page.write_text(f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><style>{_CSS} body {{ margin: 0; }}"
+                    " table.matrix { border-spacing: 0; }</style></head><body><table class=\"matrix\">"
+                    f"<tr>{_html_cell(s01, RATE)}{_html_cell(s01, BAD_DRAFTS)}</tr></table></body></html>",
+                    encoding="utf-8")
+    shot = tmp_path / "cells.png"
+    run_chromium(page, tmp_path, f"--screenshot={shot}", height=200)
+    luma = _luma(png_pixels(shot))
+    not_run, passed = luma[3:19, 3:19], luma[3:19, 25:41]  # inside each 22 px cell, off its edges
+    assert abs(float(np.median(passed)) - _luma(np.array([[_rgb(COLORS[SURVIVED])]]))[0, 0]) < 2
+    assert passed.std() < 2, "a passed cell is plain"
+    differing = float((np.abs(not_run - passed) > 32).mean())
+    assert differing > 0.2, f"a not-run cell looks like a passed one in greyscale ({differing:.0%} differ)"
+    assert "test passed (the mutant survived it)</span>" in to_lab_html(lab)
+    assert "not run: the test never reaches the mutated code</span>" in to_lab_html(lab)
