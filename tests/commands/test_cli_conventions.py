@@ -42,6 +42,27 @@ def test_every_option_of_every_command_has_help():
     assert missing == []
 
 
+def _readme_row_flags(command: str) -> set[str]:
+    """The options in the first cell of ``ol COMMAND``'s row of the README's "The CLI at a glance"
+    table (``| `ol lab M07.6 [--jobs N] ...` | ...``)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = text.split("## The CLI at a glance", 1)[1].split("\n\n", 2)[1]
+    rows = [line for line in table.splitlines() if line.startswith(f"| `ol {command} ")]
+    assert rows, f"the README's table has no row for ol {command}"
+    cells = [row.split("` |", 1)[0] for row in rows]
+    return {flag for cell in cells for flag in re.findall(r"(?<![\w-])(--?[a-z][\w-]*)", cell)}
+
+
+@pytest.mark.parametrize("command", ["lab"])
+def test_the_readme_table_lists_every_option_of_the_command(command):
+    """Every option of ``ol lab`` (its argparse parser) is in its README row, and nothing else:
+    ``--exhaustive`` was missing once."""
+    sub = _subparsers(build_parser())[command]
+    options = {flag for action in sub._actions for flag in action.option_strings
+               if flag not in ("-h", "--help")}
+    assert _readme_row_flags(command) == options
+
+
 def test_ol_help_lists_the_modules_with_their_titles_and_the_milestones(capsys):
     with pytest.raises(SystemExit) as stop:
         main(["--help"])
