@@ -1,7 +1,8 @@
 """``ol audit --power`` reports: JSON, a Markdown table per sampled test, and a PNG plot.
 
 The plot (matplotlib, the ``plot`` extra) has three panels: the measured power against every
-mutant that changes a law (with its 95 % interval and the 0.999 line), the false-alarm rate on the
+mutant that changes a law (with its 95 % interval and the 0.999 line; a mutant's id under its bar,
+each test named once under its bars), the false-alarm rate on the
 reference against each test's alpha (log scale; a rate of 0 is drawn as its upper bound), and the
 reference's p-values against the uniform law they should follow. Without matplotlib the other
 reports are still written and the summary says how to get the plot. The Markdown and the
@@ -133,6 +134,17 @@ def _effect(t: TestPower, m: MutantPower) -> str:
 # -- the plot ---------------------------------------------------------------------------------------
 
 def to_png(audit: PowerAudit) -> bytes:
+    import matplotlib.pyplot as plt
+
+    fig = figure(audit)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def figure(audit: PowerAudit):
+    """The plot's matplotlib figure, laid out (the caller closes it)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -146,25 +158,38 @@ def to_png(audit: PowerAudit) -> bytes:
     fig.suptitle(f"ol audit {audit.module} --power: {audit.seeds} seeds per mutant, "
                  f"{audit.false_alarm_seeds} for false alarms ({audit.verdict})")
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    plt.close(fig)
-    return buf.getvalue()
+    return fig
+
+
+# The power panel's x axis: a mutant id under each bar (upright while they fit, turned beyond
+# ROTATE_ABOVE bars), and under the bars of each test one label naming it once, the tests
+# separated by a dotted line.
+ROTATE_ABOVE = 40
+GROUP_GID = "test-group"  # the gid of a test's label under its bars (the tests find them by it)
 
 
 def _power_panel(ax, audit: PowerAudit) -> None:
-    labels, values, lows, highs, colors, analytic = [], [], [], [], [], []
+    labels: list[str] = []
+    values: list[float] = []
+    lows: list[float] = []
+    highs: list[float] = []
+    colors: list[str] = []
+    analytic: list[float | None] = []
+    groups: list[tuple[int, int, TestPower]] = []
     for t in audit.tests:
+        first = len(values)
         for m in t.mutants:
             power = m.power
             if power is None:
                 continue
-            labels.append(f"{m.mutant}\n{t.kind}")
+            labels.append(m.mutant)
             values.append(power.value)
             lows.append(power.value - power.low)
             highs.append(power.high - power.value)
             colors.append("#1b5e20" if m.designated else "#90a4ae")
             analytic.append(m.law.get("analytic_power"))
+        if len(values) > first:
+            groups.append((first, len(values) - 1, t))
     x = list(range(len(values)))
     ax.bar(x, values, color=colors, yerr=[lows, highs], capsize=3, label="measured over seeds")
     shown = [(i, a) for i, a in zip(x, analytic, strict=True) if isinstance(a, float)]
@@ -173,12 +198,32 @@ def _power_panel(ax, audit: PowerAudit) -> None:
                    zorder=3, label="analytic (exact law)")
     ax.axhline(TARGET_POWER, color="#b71c1c", linestyle="--", linewidth=1,
                label=f"required for designated mutants ({TARGET_POWER})")
-    ax.set_xticks(x, labels, fontsize=8)
+    turned = len(x) > ROTATE_ABOVE
+    ax.set_xticks(x, labels, fontsize=8, rotation=90 if turned else 0)
+    ax.set_xlim(-0.6, len(x) - 0.4)
+    _test_labels(ax, groups, len(x), max((len(label) for label in labels), default=0) if turned else 1)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("power (fraction of seeds that kill)")
     ax.set_title("power against every mutant that changes the test's law "
                  "(dark: designated for the test; bars: 95 % interval)", fontsize=10)
     ax.legend(loc="lower left", fontsize=8)  # the 0.999 line always has a label
+
+
+def _test_labels(ax, groups: list[tuple[int, int, TestPower]], bars: int, tick_chars: int) -> None:
+    """One label per test, centred under its bars and below the mutant ids (``tick_chars``: the
+    longest id when they are turned, else 1 for one upright line), wrapped to the width of its
+    bars; a dotted line between two tests."""
+    below = 8 + 5.5 * tick_chars + 4  # points: tick, the ids, a gap
+    axes_px = ax.get_position().width * ax.figure.get_figwidth() * 72  # in points
+    for i, (first, last, t) in enumerate(groups):
+        if i:
+            ax.axvline(first - 0.5, color="#555", linewidth=0.8, linestyle=":")
+        chars = max(12, int((last - first + 1) * axes_px / max(bars, 1) / 5.2))
+        ax.annotate(textwrap.fill(f"{t.test.removeprefix('test_').replace('_', ' ')} ({t.kind})",
+                                  chars),
+                    xy=((first + last) / 2, 0), xycoords=ax.get_xaxis_transform(),
+                    xytext=(0, -below), textcoords="offset points", ha="center", va="top",
+                    fontsize=8, fontweight="bold", gid=GROUP_GID)
 
 
 def _short(test: str) -> str:

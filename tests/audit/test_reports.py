@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -135,3 +136,62 @@ def test_power_reports_are_written_with_a_plot(tmp_path):
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     data = json.loads(next(p for p in paths if p.suffix == ".json").read_text())
     assert data["tests"][0]["mutants"][0]["power"]["k"] == 200
+
+
+def _bars_audit(*sizes: int) -> PowerAudit:
+    """An audit whose sampled tests have ``sizes`` measured mutants each (ids as the library's)."""
+    base = _power_audit(200)
+    template = base.tests[0].mutants[0]
+    kinds = ["chi-square", "mean", "streams"]
+    tests = tuple(
+        dataclasses.replace(base.tests[0], test=f"test_sampled_number_{i}_of_the_catalog", kind=kinds[i % 3],
+                            mutants=tuple(dataclasses.replace(template, mutant=f"x{10 * i + j:02d}")
+                                          for j in range(n)))
+        for i, n in enumerate(sizes))
+    return dataclasses.replace(base, tests=tests)
+
+
+def _boxes(texts, renderer):
+    return sorted((t.get_window_extent(renderer) for t in texts if t.get_visible() and t.get_text()),
+                  key=lambda b: b.x0)
+
+
+@pytest.mark.parametrize("sizes", [(15, 4), (1, 1), (3, 1, 2), (40, 30)],
+                         ids=["as-M07.6", "one-each", "three-tests", "seventy-bars"])
+def test_power_plot_labels_do_not_overlap(sizes):
+    """The power panel's x labels: one mutant id per bar and one label per test under its bars,
+    none overlapping another (their extents as drawn), all inside the figure; the test's kind is
+    said once, in its label, not under every bar (it read 'chi-squarechi-square...')."""
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    from harness.report.power import GROUP_GID, figure
+
+    audit = _bars_audit(*sizes)
+    fig = figure(audit)
+    try:
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        whole = fig.bbox
+        for ax in fig.axes[:2]:  # the power panel, the false-alarm panel
+            ticks = _boxes(ax.get_xticklabels(), renderer)
+            assert len(ticks) == (sum(sizes) if ax is fig.axes[0] else len(sizes))
+            for a, b in zip(ticks, ticks[1:], strict=False):
+                assert a.x1 <= b.x0, f"x labels overlap: {a} and {b}"
+            for box in ticks:
+                assert whole.x0 <= box.x0 and box.x1 <= whole.x1 and whole.y0 <= box.y0
+        power = fig.axes[0]
+        assert [t.get_text() for t in power.get_xticklabels()] == [
+            m.mutant for t in audit.tests for m in t.mutants]
+        groups = _boxes([t for t in power.texts if t.get_gid() == GROUP_GID], renderer)
+        assert len(groups) == len(sizes), "one label per test"
+        for a, b in zip(groups, groups[1:], strict=False):
+            assert a.x1 <= b.x0, f"two tests' labels overlap: {a} and {b}"
+        lowest_id = min(b.y0 for b in _boxes(power.get_xticklabels(), renderer))
+        for box in groups:
+            assert box.y1 <= lowest_id, "a test's label overlaps the mutant ids"
+            assert whole.x0 <= box.x0 and box.x1 <= whole.x1 and whole.y0 <= box.y0
+        labels = [t.get_text().replace("\n", " ") for t in power.texts if t.get_gid() == GROUP_GID]
+        assert labels[0] == f"sampled number 0 of the catalog ({audit.tests[0].kind})"
+    finally:
+        plt.close(fig)
