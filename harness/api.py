@@ -100,13 +100,16 @@ def check_error(request: CheckRequest, workspace: str | None, message: str) -> R
 
     target = {"student": f"workspace {workspace}", "reference": "reference"}.get(
         request.target, f"mutant {request.target}")
+    from harness.engine.course import load_course
+
     try:
-        size = len(_catalog(request.module_id))
+        module = load_course().module(request.module_id)
+        points = {info.name: module.points_of(info.name) for info, _ in _catalog(request.module_id)}
     except Exception:  # noqa: BLE001 - a catalog that cannot load is itself the error reported
-        size = 0
+        points = {}
     return RunResult(request.module_id, workspace or "", target, (), seed=request.seed,
-                     ref_deps=request.ref_deps, pattern=request.pattern, not_run=size,
-                     error=message)
+                     ref_deps=request.ref_deps, pattern=request.pattern, not_run=len(points),
+                     error=message, points=points)
 
 
 def lab(request: LabRequest,

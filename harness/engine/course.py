@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import functools
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from harness.errors import HarnessError
 
@@ -33,6 +35,8 @@ class Module:
     pitfalls: dict[int, str]
     chapter_pitfalls: int = 0  # pitfalls 1..N are the chapter's section 5 table; the rest are ol's
     violation_pitfalls: dict[str, int] = field(default_factory=dict)  # "mutated"/"aliased" -> N
+    points: dict[str, float] = field(default_factory=dict)  # test -> points; a test not named: 1
+    sections: dict[int, str] = field(default_factory=dict)  # pitfall -> the chapter's section
 
     @property
     def import_name(self) -> str:
@@ -47,6 +51,21 @@ class Module:
         if number is None:
             return ""
         return self.pitfalls.get(number, f"pitfall {number}")
+
+    def section_of(self, number: int | None) -> str:
+        """The chapter's section a pitfall belongs to (``[pitfall_sections]``; the chapter's
+        own pitfalls are also in its section 5 table); empty when course.toml names none."""
+        if number is None:
+            return ""
+        section = self.sections.get(number, "")
+        if self.is_chapter_pitfall(number):
+            return f"{section}; 5 Pitfalls" if section else "5 Pitfalls"
+        return section
+
+    def points_of(self, test: str) -> float:
+        """What passing catalog test ``test`` is worth in a score (``[points.MODULE]`` of
+        course.toml; a test it does not name is worth 1)."""
+        return self.points.get(test, 1.0)
 
     def is_chapter_pitfall(self, number: int) -> bool:
         return 1 <= number <= self.chapter_pitfalls
@@ -114,9 +133,24 @@ def load_course(path: Path = PACKAGE_DIR / "course.toml") -> Course:
             chapter_pitfalls=int(data.get("chapter_pitfalls", {}).get(mid, 0)),
             violation_pitfalls={k: int(v) for k, v in
                                 data.get("violation_pitfalls", {}).get(mid, {}).items()},
+            points=_points(mid, data.get("points", {}).get(mid, {})),
+            sections={int(k): str(v) for k, v in
+                      data.get("pitfall_sections", {}).get(mid, {}).items()},
         )
         for mid, m in data["modules"].items()
     }
     milestones = {k: tuple(v["modules"]) for k, v in data.get("milestones", {}).items()}
     titles = {k: v.get("title", k) for k, v in data.get("milestones", {}).items()}
     return Course(modules, milestones, titles, dict(data.get("returns", {})))
+
+
+def _points(module_id: str, table: dict[str, Any]) -> dict[str, float]:
+    """``[points.MODULE]``: points per catalog test, each a finite number >= 0."""
+    points = {}
+    for test, value in table.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+                math.isfinite(value) and value >= 0):
+            raise HarnessError(f"course.toml: [points.\"{module_id}\"] {test} = {value!r} is not "
+                               "a number of points", "give each test a number >= 0")
+        points[test] = float(value)
+    return points

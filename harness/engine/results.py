@@ -73,6 +73,11 @@ class TraceFrame:
         return cls(str(d["file"]), int(d["line"]), str(d["function"]), str(d.get("source", "")))
 
 
+def points_value(points: float) -> int | float:
+    """Points as a report writes them: 3, not 3.0; 2.5 as it is."""
+    return int(points) if float(points).is_integer() else round(float(points), 6)
+
+
 @dataclass(frozen=True)
 class TestResult:
     __test__ = False  # not a pytest test class
@@ -224,6 +229,22 @@ class RunResult:
     error: str = ""  # the one-line message of a setup error: the check could not run
     python: str = field(default_factory=python_text)
     platform: str = field(default_factory=platform_text)
+    # Points per test of the whole catalog (run or not; course.toml's ``[points.MODULE]``).
+    # Empty (a result read from a report written before scores): every test is worth 1.
+    points: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def score(self) -> float:
+        """The points of the tests that passed."""
+        return float(sum(self.points.get(t.name, 1.0) for t in self.tests if t.ok))
+
+    @property
+    def max_score(self) -> float:
+        """The points of the whole catalog: a test a partial run did not run counts too, and a
+        check that could not start scores 0 of them."""
+        if self.points:
+            return float(sum(self.points.values()))
+        return float(len(self.tests) + self.not_run)
 
     @property
     def replay(self) -> str:
@@ -278,6 +299,9 @@ class RunResult:
             "error": self.error,
             "passed": self.passed,
             "failed": self.failed,
+            "score": points_value(self.score),
+            "max_score": points_value(self.max_score),
+            "points": {name: points_value(p) for name, p in self.points.items()},
             "partial": self.partial,
             "not_run": self.not_run,
             "not_run_by": list(self.not_run_by),
@@ -314,4 +338,5 @@ class RunResult:
                 error=str(d.get("error", "")),
                 python=str(d.get("python", "")),
                 platform=str(d.get("platform", "")),
+                points={str(k): float(v) for k, v in d.get("points", {}).items()},
             )

@@ -221,7 +221,8 @@ def run_catalog(module: Module, target: Target, workspace: str, pattern: str | N
     start = time.perf_counter()
     results: list[TestResult] = []
     target.recorder = recorder
-    selected = select_cases(collect(module), pattern)
+    every = collect(module)
+    selected = select_cases(every, pattern)
     notes: tuple[str, ...] = ()
     for index, (info, fn) in enumerate(selected):
         if maxfail is not None and sum(not r.ok for r in results) >= maxfail:
@@ -242,4 +243,5 @@ def run_catalog(module: Module, target: Target, workspace: str, pattern: str | N
         if on_result is not None:
             on_result(result)
     return RunResult(module.id, workspace, target.label, tuple(results),
-                     time.perf_counter() - start, seed=seed, notes=notes)
+                     time.perf_counter() - start, seed=seed, notes=notes,
+                     points={info.name: module.points_of(info.name) for info, _ in every})

@@ -26,7 +26,7 @@ from typing import Any
 
 from harness.engine.course import Course, Module, load_course
 from harness.engine.requests import GateRequest
-from harness.engine.results import RunResult
+from harness.engine.results import RunResult, points_value
 from harness.engine.serial import reading, rerun_command, tagged, untag
 from harness.engine.workspace import Workspace, module_state
 from harness.errors import HarnessError
@@ -46,6 +46,16 @@ class ModuleGate:
     message: str = ""
     blocked_by: tuple[str, ...] = ()
     duration_s: float = 0.0
+    catalog_points: float = 0.0  # the module's catalog's points: its max_score when it did not run
+
+    @property
+    def score(self) -> float:
+        """The points of the module's tests that passed; 0 when it did not run."""
+        return self.run.score if self.run is not None else 0.0
+
+    @property
+    def max_score(self) -> float:
+        return self.run.max_score if self.run is not None else self.catalog_points
 
     def line(self, width: int = 6) -> str:
         """``  M07.6  blocked  by M07.1 (it did not pass)``: the module's summary line."""
@@ -53,8 +63,9 @@ class ModuleGate:
 
         head = f"  {self.module:<{width}}  {self.status:<7}"
         if self.run is not None:
+            score = f"{points_value(self.score)}/{points_value(self.max_score)}"
             return (f"{head}  {self.run.passed:>3} passed, {self.run.failed:>3} failed"
-                    f"  {self.duration_s:6.1f} s")
+                    f"  score {score:>5}  {self.duration_s:6.1f} s")
         return f"{head}  {printable(self.message)}"
 
     def to_json(self) -> dict[str, Any]:
@@ -64,6 +75,8 @@ class ModuleGate:
             "status": self.status,
             "passed": self.run.passed if self.run else 0,
             "failed": self.run.failed if self.run else 0,
+            "score": points_value(self.score),
+            "max_score": points_value(self.max_score),
             "duration_s": self.duration_s,
             "blocked_by": list(self.blocked_by),
             "message": self.message,
@@ -74,7 +87,8 @@ class ModuleGate:
     def from_json(cls, d: dict[str, Any], source: str | None = None) -> ModuleGate:
         run = RunResult.from_json(d["run"], source) if d.get("run") is not None else None
         return cls(d["module"], d["title"], d["status"], run, d.get("message", ""),
-                   tuple(d.get("blocked_by", ())), float(d.get("duration_s", 0.0)))
+                   tuple(d.get("blocked_by", ())), float(d.get("duration_s", 0.0)),
+                   float(d.get("max_score", 0.0)) if run is None else 0.0)
 
 
 @dataclass(frozen=True)
@@ -104,9 +118,12 @@ class GateResult:
                        for word in m.run.unconfined()})
 
     def summary_line(self) -> str:
-        """``MS-P6: 2 pass, 1 fail, 0 error, 0 blocked (verdict: fail)``."""
+        """``MS-P6: 2 pass, 1 fail, 0 error, 0 blocked, score 40/48 (verdict: fail)``."""
         counts = ", ".join(f"{self.count(s)} {s}" for s in STATUSES)
-        return f"{self.milestone}: {counts} (verdict: {self.verdict})"
+        score = sum(m.score for m in self.modules)
+        top = sum(m.max_score for m in self.modules)
+        return (f"{self.milestone}: {counts}, score {points_value(score)}/{points_value(top)} "
+                f"(verdict: {self.verdict})")
 
     def to_json(self) -> dict[str, Any]:
         return tagged("GateResult", FORMAT_VERSION, {
@@ -119,6 +136,8 @@ class GateResult:
             "replay": self.replay,
             "verdict": self.verdict,
             "counts": {s: self.count(s) for s in STATUSES},
+            "score": points_value(sum(m.score for m in self.modules)),
+            "max_score": points_value(sum(m.max_score for m in self.modules)),
             "duration_s": self.duration_s,
             "modules": [m.to_json() for m in self.modules],
         })
@@ -194,6 +213,15 @@ def _blockers(module: Module, course: Course, ws: Workspace, done: dict[str, Mod
     return tuple(blockers), f"by {', '.join(reasons)}" if blockers else ""
 
 
+def catalog_points(module: Module) -> float:
+    """The points of ``module``'s whole catalog (0 when it has none)."""
+    from harness.engine.runner import collect
+
+    if catalog_problem(module) is not None:
+        return 0.0
+    return float(sum(module.points_of(info.name) for info, _ in collect(module)))
+
+
 def check_one(module: Module, ws: Workspace, ref_deps: bool, seed: int | None = None) -> ModuleGate:
     """One module's check, as ``ol check --seed`` runs it (the default limits); a setup error is
     the module's ``error``."""
@@ -208,7 +236,8 @@ def check_one(module: Module, ws: Workspace, ref_deps: bool, seed: int | None = 
         run = run_check(request, ws)
     except HarnessError as exc:
         return ModuleGate(module.id, module.title, "error", message=exc.message,
-                          duration_s=time.perf_counter() - start)
+                          duration_s=time.perf_counter() - start,
+                          catalog_points=catalog_points(module))
     return ModuleGate(module.id, module.title, run.verdict, run,
                       duration_s=time.perf_counter() - start)
 
@@ -228,7 +257,7 @@ def run_gate(request: GateRequest, ws: Workspace,
         blockers, reason = _blockers(module, course, ws, done, ref_deps)
         if blockers:
             outcome = ModuleGate(module.id, module.title, "blocked", message=reason,
-                                 blocked_by=blockers)
+                                 blocked_by=blockers, catalog_points=catalog_points(module))
         else:
             outcome = check_one(module, ws, ref_deps, seed)
         done[module_id] = outcome

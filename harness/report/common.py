@@ -9,7 +9,7 @@ import textwrap
 from collections.abc import Callable
 from typing import Any
 
-from harness.engine.results import WRONG, Outcome, RunResult, TestResult
+from harness.engine.results import WRONG, Outcome, RunResult, TestResult, points_value
 from harness.report.escape import UNSAFE, printable
 
 # Plain markers (no emoji): they read the same in a terminal, a CI log and a step summary.
@@ -35,21 +35,29 @@ def json_text(data: Any, *, allow_nan: bool = True) -> str:
 
 
 def summary_line(result: RunResult) -> str:
-    """``M07.6: 17 passed, 2 failed (verdict: fail)``; a partial run says how many tests did not
-    run, why, and that it is partial: ``M07.6: 1 passed, 0 failed, 19 not run (-k chi) (partial
-    run: no verdict)``, never ``verdict: pass``; a check that could not start says so."""
+    """``M07.6: 17 passed, 2 failed, score 21/25 (verdict: fail)``; a partial run says how many
+    tests did not run, why, and that it is partial: ``M07.6: 1 passed, 0 failed, 19 not run (-k
+    chi), score 1/25 (partial run: no verdict)``, never ``verdict: pass``; a check that could not
+    start says so. The score is the points of the tests that passed (course.toml's ``[points]``)
+    of the whole catalog's."""
     if result.error:
         return f"{result.module}: no test ran, the check could not start (verdict: error)"
     counts = f"{result.passed} passed, {result.failed} failed"
     if result.not_run:
         by = f" ({', '.join(result.not_run_by)})" if result.not_run_by else ""
         counts += f", {result.not_run} not run{by}"
+    counts += f", score {score_text(result.score, result.max_score)}"
     if result.partial:
         verdict = "partial run: no verdict" if result.verdict == "partial" else \
             f"partial run; verdict: {result.verdict}"
     else:
         verdict = f"verdict: {result.verdict}"
     return f"{result.module}: {counts} ({verdict})"
+
+
+def score_text(score: float, max_score: float) -> str:
+    """``21/25`` (``2.5/10`` where points are not whole)."""
+    return f"{points_value(score)}/{points_value(max_score)}"
 
 
 def provenance_lines(result: RunResult) -> list[str]:

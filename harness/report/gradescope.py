@@ -1,4 +1,4 @@
-"""Gradescope autograder ``results.json``: one point per catalog test.
+"""Gradescope autograder ``results.json``: each catalog test worth its points (course.toml).
 
 Field names follow Gradescope's autograder specification (top level: ``score``, ``output``,
 ``tests``; per test: ``name``, ``score``, ``max_score``, ``status``, ``output``, ``visibility``).
@@ -8,7 +8,7 @@ Gradescope shows ``name`` and ``output`` as they are, so each goes through ``pri
 
 from __future__ import annotations
 
-from harness.engine.results import RunResult, TestResult
+from harness.engine.results import RunResult, TestResult, points_value
 from harness.report.common import (
     MARKERS,
     diagnosis_lines,
@@ -24,14 +24,15 @@ VISIBILITY = "visible"  # students see every test: the catalog is published (``o
 
 
 def to_gradescope(result: RunResult) -> str:
-    """The ``results.json`` text (indent 2, trailing newline). Every catalog test is worth a
-    point: ``max_score`` counts the tests a partial run did not run too. A check that could not
-    start (``result.error``) scores 0, its one-line message the output and its one test's."""
+    """The ``results.json`` text (indent 2, trailing newline). Every catalog test is worth its
+    points (``[points.MODULE]`` of course.toml, 1 where it names none): ``max_score`` counts the
+    tests a partial run did not run too. A check that could not start (``result.error``) scores
+    0, its one-line message the output and its one test's."""
     tests = ([_setup_error(result)] if result.error
-             else [_test(t, result.module) for t in result.tests])
+             else [_test(t, result) for t in result.tests])
     doc = {
-        "score": result.passed,
-        "max_score": len(result.tests) + result.not_run,
+        "score": points_value(result.score),
+        "max_score": points_value(result.max_score),
         "output": printable(result.error) if result.error else _overall(result),
         "visibility": VISIBILITY,
         "tests": tests,
@@ -54,19 +55,21 @@ def _setup_error(result: RunResult) -> dict[str, object]:
     return {
         "name": "the check could not start",
         "score": 0,
-        "max_score": result.not_run,
+        "max_score": points_value(result.max_score),
         "status": "failed",
         "output": printable("\n".join(lines)),
         "visibility": VISIBILITY,
     }
 
 
-def _test(test: TestResult, module: str) -> dict[str, object]:
+def _test(test: TestResult, result: RunResult) -> dict[str, object]:
+    points = points_value(result.points.get(test.name, 1.0))
     return {
         "name": printable(f"{test.name} ({test.kind.value})"),
-        "score": 1 if test.ok else 0,
-        "max_score": 1,
+        "score": points if test.ok else 0,
+        "max_score": points,
         "status": "passed" if test.ok else "failed",
-        "output": "" if test.ok else printable(f"{MARKERS[test.outcome]}: {failure_text(test, module)}"),
+        "output": "" if test.ok else printable(
+            f"{MARKERS[test.outcome]}: {failure_text(test, result.module)}"),
         "visibility": VISIBILITY,
     }

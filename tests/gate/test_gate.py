@@ -104,8 +104,10 @@ def test_the_reference_passes_the_gate(course, tmp_path, capsys, junit_schema):
     assert code == 0, out
     lines = [line.split() for line in out.splitlines() if line.startswith("  M0")]
     assert [(w[0], w[1]) for w in lines] == [("M07.1", "pass"), ("M07.6", "pass")]
-    assert f"{MILESTONE}: 2 pass, 0 fail, 0 error, 0 blocked (verdict: pass)" in out
+    top = sum(m["run"]["max_score"] for m in doc["modules"])
+    assert f"{MILESTONE}: 2 pass, 0 fail, 0 error, 0 blocked, score {top}/{top} (verdict: pass)" in out
     assert doc["verdict"] == "pass" and doc["kind"] == "ol-gate"
+    assert (doc["score"], doc["max_score"]) == (top, top) and top > len(doc["modules"][1]["run"]["tests"])
     assert [(m["module"], m["status"], m["failed"]) for m in doc["modules"]] == [
         ("M07.1", "pass", 0), ("M07.6", "pass", 0)]
     assert doc["modules"][1]["passed"] == len(doc["modules"][1]["run"]["tests"]) >= 19
@@ -130,6 +132,8 @@ def test_a_failed_dependency_blocks_the_module(course, tmp_path, capsys, junit_s
     m071, m076 = doc["modules"]
     assert (m071["status"], m071["failed"]) == ("fail", 2)
     assert (m076["status"], m076["blocked_by"], m076["run"]) == ("blocked", ["M07.1"], None)
+    assert (m076["score"], m076["max_score"]) == (0, 25)  # a blocked module scores 0 of its catalog
+    assert m071["max_score"] == m071["run"]["max_score"] and m071["score"] == m071["passed"]
     junit_schema.validate(str(tmp_path / "reports" / "gate.xml"))
     blocked = suites(tmp_path)["M07.6"]
     cases = list(blocked.iter("testcase"))

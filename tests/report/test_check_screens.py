@@ -33,6 +33,7 @@ SCHEMA = HERE.parent / "schemas" / "check-report.schema.json"
 JUNIT_XSD = HERE.parent / "schemas" / "junit.xsd"
 MODULE = load_course().module("M07.6")
 SIZE = len(collect(MODULE))  # never hard-coded: the catalog grows
+POINTS = sum(MODULE.points_of(info.name) for info, _ in collect(MODULE))  # course.toml's [points]
 REJECTION = "python/tinyllm/prob/rejection.py"
 
 # Bugs a student could write, as (what the reference says, what the bug says instead).
@@ -159,7 +160,7 @@ def test_a_setup_error_writes_every_report_asked_for(case, tmp_path, capsys, sch
     assert props["verdict"] == "error" and props["python"] and props["platform"]
 
     grade = json.loads(paths["--gradescope"].read_text())
-    assert (grade["score"], grade["output"], grade["max_score"]) == (0, line, SIZE)
+    assert (grade["score"], grade["output"], grade["max_score"]) == (0, line, POINTS)
     assert grade["visibility"] == "visible"
     assert [(t["score"], t["status"], t["visibility"]) for t in grade["tests"]] == \
         [(0, "failed", "visible")]
@@ -290,8 +291,9 @@ def test_a_partial_run_with_no_failure_has_no_verdict(tmp_path, capsys, schema):
     report = tmp_path / "r.json"
     code, out, _ = check(["--workspace", ws, "-k", "chi", "--json", report], capsys)
     assert code == EXIT_PARTIAL != 0
-    assert (f"M07.6: 1 passed, 0 failed, {SIZE - 1} not run (-k chi) (partial run: no verdict)"
-            in out.splitlines())
+    chi = MODULE.points_of("test_speculative_chi_square")
+    assert (f"M07.6: 1 passed, 0 failed, {SIZE - 1} not run (-k chi), score {chi:g}/{POINTS:g} "
+            "(partial run: no verdict)" in out.splitlines())
     assert "verdict: pass" not in out
     data = json.loads(report.read_text())
     schema.validate(data)
@@ -308,8 +310,10 @@ def test_a_run_stopped_by_maxfail_says_how_many_did_not_run(tmp_path, capsys, sc
     schema.validate(data)
     ran = len(data["tests"])
     assert code == 1 and data["partial"] and data["not_run"] == SIZE - ran > 0
-    assert (f"M07.6: {ran - 1} passed, 1 failed, {SIZE - ran} not run (--maxfail 1) "
-            "(partial run; verdict: fail)") in out.splitlines()
+    score = sum(MODULE.points_of(t["name"]) for t in data["tests"] if t["outcome"] == "passed")
+    assert (data["score"], data["max_score"]) == (score, POINTS)
+    assert (f"M07.6: {ran - 1} passed, 1 failed, {SIZE - ran} not run (--maxfail 1), "
+            f"score {score:g}/{POINTS:g} (partial run; verdict: fail)") in out.splitlines()
 
 
 def test_k_selecting_nothing_stays_an_error(tmp_path, capsys):
@@ -421,5 +425,6 @@ def test_a_narrow_summary_keeps_its_verdict_on_one_line():
     run = RunResult("M07.6", "/ws", "workspace /ws", (test,), not_run=19,
                     not_run_by=("-k some_long_pattern",), pattern="some_long_pattern")
     lines = failures_and_summary(run, 60).splitlines()
-    assert lines[-2:] == ["M07.6: 0 passed, 1 failed, 19 not run (-k some_long_pattern)",
+    assert lines[-3:] == ["M07.6: 0 passed, 1 failed, 19 not run (-k",
+                          "    some_long_pattern), score 0/20",
                           "    (partial run; verdict: fail)"]

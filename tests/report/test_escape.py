@@ -101,7 +101,7 @@ def test_terminal_text_shows_the_escapes_and_keeps_the_real_summary():
     out = failures_and_summary(result)
     for piece in VISIBLE:
         assert piece in out
-    assert out.splitlines()[-1] == "M07.6: 1 passed, 3 failed (verdict: fail)"
+    assert out.splitlines()[-1] == "M07.6: 1 passed, 3 failed, score 1/4 (verdict: fail)"
     # The failure lines the escape sequence tried to erase are all there.
     assert out.count("ERROR: test_accept_is_strict") == 1 and "FAILED: test_\\x1b[2Kname" in out
     assert "/submissions/\\x1b[31mbob\\u202e" in format_run(result)

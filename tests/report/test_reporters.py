@@ -6,6 +6,7 @@ reporters (then read the diff before committing it).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import xml.etree.ElementTree as ET
@@ -76,6 +77,9 @@ def sample_run() -> RunResult:
         ref_deps=True,
         python="3.12.1 (CPython)",  # pinned: the expected files are the same on every Python
         platform="Linux-6.1.0-18-amd64-x86_64-with-glibc2.36",
+        # weighted as a course.toml may weigh them
+        points={"test_hand_example": 2, "test_speculative_chi_square": 3.5, "test_accept_is_strict": 1,
+                "test_rejection_sample_tries_are_geometric": 1, "test_residual_is_a_distribution": 1},
     )
 
 
@@ -129,7 +133,8 @@ def test_reporter_output_matches_expected_file(name):
 # -- text -------------------------------------------------------------------------------------
 
 def test_text_report_ends_with_the_summary_line():
-    assert format_run(sample_run()).splitlines()[-1] == "M07.6: 1 passed, 4 failed (verdict: fail)"
+    assert format_run(sample_run()).splitlines()[-1] == \
+        "M07.6: 1 passed, 4 failed, score 2/8.5 (verdict: fail)"
 
 
 def test_text_report_names_the_pitfall_of_a_failure():
@@ -138,7 +143,7 @@ def test_text_report_names_the_pitfall_of_a_failure():
 
 def test_an_empty_run_is_a_failing_verdict():
     empty = RunResult("M07.6", "/w", "student", ())
-    assert format_run(empty).splitlines()[-1] == "M07.6: 0 passed, 0 failed (verdict: fail)"
+    assert format_run(empty).splitlines()[-1] == "M07.6: 0 passed, 0 failed, score 0/0 (verdict: fail)"
 
 
 def test_catalog_of_the_real_module_lists_every_test_and_the_rung():
@@ -228,12 +233,22 @@ def test_junit_is_valid_against_another_schema():
 
 # -- Gradescope and Markdown --------------------------------------------------------------------
 
-def test_gradescope_gives_one_point_per_passing_test():
+def test_gradescope_gives_each_passing_test_its_points():
     doc = json.loads(to_gradescope(sample_run()))
-    assert (doc["score"], doc["max_score"]) == (1, 5)
+    assert (doc["score"], doc["max_score"]) == (2, 8.5)
     assert [t["status"] for t in doc["tests"]] == ["passed"] + ["failed"] * 4
-    assert all(t["visibility"] == "visible" and t["max_score"] == 1 for t in doc["tests"])
+    assert [t["max_score"] for t in doc["tests"]] == [2, 3.5, 1, 1, 1]
+    assert all(t["visibility"] == "visible" for t in doc["tests"])
     assert sum(t["score"] for t in doc["tests"]) == doc["score"]
+    assert sum(t["max_score"] for t in doc["tests"]) == doc["max_score"]
+
+
+def test_a_run_without_points_gives_one_point_per_test():
+    """A report written before scores (no ``points``) reads back at one point per test."""
+    run = RunResult.from_json(json.loads(to_json_text(dataclasses.replace(sample_run(), points={}))))
+    assert (run.score, run.max_score) == (1, 5)
+    doc = json.loads(to_gradescope(run))
+    assert [t["max_score"] for t in doc["tests"]] == [1] * 5
 
 
 def test_markdown_puts_each_failure_in_details():
