@@ -268,13 +268,43 @@ def _uniformity_panel(ax, audit: PowerAudit) -> None:
 
 
 def summary(audit: PowerAudit) -> str:
-    """A few lines for the terminal."""
-    lines = [f"ol audit {audit.module} --power: {audit.verdict.upper()} ({audit.duration_s:.1f} s)"]
+    """A few lines for the terminal: what the verdict rests on, then per test its false alarms,
+    the lowest power among the mutants designated for it (which must reach ``TARGET_POWER``) and,
+    apart, the lowest among the others (measured, never required)."""
+    lines = [f"ol audit {audit.module} --power: {audit.verdict.upper()} ({audit.duration_s:.1f} s)",
+             (f"  {audit.verdict.upper()} rests on each test's false alarms and its designated mutants "
+              f"(power >= {TARGET_POWER} required)")]
     for t in audit.tests:
-        measured = [(m, m.power) for m in t.mutants if m.power is not None]
-        worst = min(measured, key=lambda mp: mp[1].value) if measured else None
-        lines.append(f"  {t.test}: false alarms {_rate(t.false_alarm)}; "
-                     + (f"lowest power {worst[1].value:.3f} ({worst[0].mutant})" if worst
-                        else "no power to measure"))
+        lines.append(f"  {t.test}: false alarms {_rate(t.false_alarm)}")
+        lines += [f"    {line}" for line in _power_lines(t)]
         lines += [f"    problem: {p}" for p in t.problems]
     return printable("\n".join(lines) + "\n")
+
+
+def _lowest(mutants: list[MutantPower]) -> MutantPower | None:
+    measured = [m for m in mutants if m.power is not None]
+    return min(measured, key=lambda m: m.power.value if m.power else 0.0) if measured else None
+
+
+def _power_lines(t: TestPower) -> list[str]:
+    designated = [m for m in t.mutants if m.designated]
+    others = [m for m in t.mutants if not m.designated and m.power is not None]
+    worst = _lowest(designated)
+    if worst is not None:
+        ids = (", the only one" if len(designated) == 1
+               else " of " + ", ".join(m.mutant for m in designated))
+        lines = [f"lowest power among designated mutants {_power(worst)} ({worst.mutant}{ids})"]
+    elif designated:
+        lines = [f"designated mutants {', '.join(m.mutant for m in designated)}: no power measured"]
+    else:
+        lines = ["no mutant is designated for this test"]
+    weakest = _lowest(others)
+    if weakest is not None:
+        other = f"{len(others)} other mutant" + ("s" if len(others) > 1 else "")
+        lines.append(f"lowest power among the {other} {_power(weakest)} "
+                     f"({weakest.mutant}, not designated: measured, not required)")
+    return lines
+
+
+def _power(m: MutantPower) -> str:
+    return "n/a" if m.power is None else f"{m.power.value:.3f}"

@@ -195,3 +195,32 @@ def test_power_plot_labels_do_not_overlap(sizes):
         assert labels[0] == f"sampled number 0 of the catalog ({audit.tests[0].kind})"
     finally:
         plt.close(fig)
+
+
+def test_power_summary_says_which_mutants_the_verdict_rests_on():
+    """The lowest power overall is a mutant not designated for the test (x22, as on M07.6): the
+    summary names the designated mutants' lowest power apart, and x22 as not designated."""
+    from harness.report.power import summary
+
+    base = _power_audit(200)
+    designated, same = base.tests[0].mutants
+    weak = dataclasses.replace(designated, mutant="x22", designated=False, power=rate(0, 200))
+    other = dataclasses.replace(designated, mutant="s12", designated=False, power=rate(139, 200))
+    audit = dataclasses.replace(base, tests=(dataclasses.replace(
+        base.tests[0], mutants=(designated, same, weak, other)),))
+    assert audit.verdict == "pass"
+    lines = summary(audit).splitlines()
+    assert lines[0].startswith("ol audit M07.6 --power: PASS")
+    assert lines[1] == ("  PASS rests on each test's false alarms and its designated mutants "
+                        "(power >= 0.999 required)")
+    assert lines[3] == "    lowest power among designated mutants 1.000 (s06, the only one)"
+    assert lines[4] == ("    lowest power among the 2 other mutants 0.000 (x22, not designated: measured, "
+                        "not required)")
+    assert all(len(line) <= 100 for line in lines)
+    two = dataclasses.replace(audit, tests=(dataclasses.replace(audit.tests[0], mutants=(
+        designated, dataclasses.replace(designated, mutant="s07", power=rate(199, 200)), weak)),))
+    lines = summary(two).splitlines()
+    assert lines[0].startswith("ol audit M07.6 --power: FAIL")
+    assert lines[3:5] == ["    lowest power among designated mutants 0.995 (s07 of s06, s07)",
+                          "    lowest power among the 1 other mutant 0.000 (x22, not designated: "
+                          "measured, not required)"]
