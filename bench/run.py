@@ -8,8 +8,8 @@ taken between medians of the same run, each printed beside its goal (issue #16).
 each command's peak memory (the largest resident set of the process and the children it waited
 for, ``wait4``'s ``ru_maxrss``). ``floor`` is ``bench/floor.py``: a process that imports numpy and
 runs the catalog's own compute, nothing else. ``ol grade`` grades ``SUBMISSIONS`` copies of the
-reference, each run into a gradebook of its own; ``--mutmut`` adds one ``ol audit M07.6 --mutmut``,
-which times mutmut and ``ol lab`` in that same run.
+reference, each run into a gradebook of its own; ``--mutmut`` adds one ``ol audit M07.6 --mutmut
+--compare-lab``, which times mutmut and ``ol lab`` in that same run.
 """
 
 from __future__ import annotations
@@ -122,9 +122,11 @@ def make_submissions(tmp: str) -> str:
 
 
 def mutmut_figures(tmp: str) -> dict[str, Any]:
-    """``ol audit M07.6 --mutmut`` once: mutmut's run and ``ol lab`` timed in the same run."""
+    """``ol audit M07.6 --mutmut --compare-lab`` once: mutmut's run and ``ol lab`` timed in the
+    same run."""
     out = Path(tmp) / "audit"
-    cmd = [sys.executable, "-m", "harness", "audit", "M07.6", "--mutmut", "--out", str(out)]
+    cmd = [sys.executable, "-m", "harness", "audit", "M07.6", "--mutmut", "--compare-lab",
+           "--out", str(out)]
     proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}: {proc.stderr.decode()[-2000:]}")

@@ -122,10 +122,11 @@ def lab(request: LabRequest,
 
 def audit_mutmut(request: AuditRequest,
                  progress: Callable[[str], None] | None = None) -> MutmutAudit:
-    """mutmut over the reference file, with the lab timed beside it."""
+    """mutmut over the reference file; with ``compare_lab``, the lab timed beside it."""
     from harness.audit.mutmut_run import run_mutmut_audit
 
-    return run_mutmut_audit(request.module_id, log_dir=request.log_dir, progress=progress)
+    return run_mutmut_audit(request.module_id, log_dir=request.log_dir, progress=progress,
+                            run_lab_too=request.compare_lab)
 
 
 def audit_power(request: AuditRequest,

@@ -329,6 +329,9 @@ def _audit_parser(p: argparse.ArgumentParser, modules: list[tuple[str, str]]) ->
     p.add_argument("--seeds", type=int, metavar="N", action=_Once,
                    help="with --power: seeds per mutant (default 200; the false-alarm rate uses "
                    "ten times as many)")
+    p.add_argument("--compare-lab", action="store_true",
+                   help="with --mutmut: also run `ol lab` on the same machine and compare its cost "
+                   "per mutant with mutmut's (off by default: it is a whole lab run)")
     p.add_argument("--out", metavar="DIR", action=_Once, help="report folder (default: reports/)")
 
 

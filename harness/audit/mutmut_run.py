@@ -6,7 +6,8 @@
    ``mutmut export-cicd-stats``;
 3. the full kill matrix (``harness.audit.matrix``): mutmut stops at the first failing test;
 4. every survivor matched against the recorded equivalents by its run-independent key;
-5. ``ol lab`` on the same machine in the same run, for the cost per mutant.
+5. with ``--compare-lab`` only: ``ol lab`` on the same machine in the same run, for the cost
+   per mutant.
 
 The throw-away project is deleted afterwards; mutmut's output is kept as a log beside the reports.
 """
@@ -127,9 +128,10 @@ def catalog_tests(module: Module) -> tuple[str, ...]:
 
 
 def run_mutmut_audit(module_id: str, jobs: int | None = None, log_dir: Path | None = None,
-                     progress: Callable[[str], None] | None = None, run_lab_too: bool = True,
+                     progress: Callable[[str], None] | None = None, run_lab_too: bool = False,
                      functions: tuple[str, ...] = ()) -> MutmutAudit:
-    """mutmut over ``module_id``'s reference file, the full matrix, the equivalents, the lab.
+    """mutmut over ``module_id``'s reference file, the full matrix, the equivalents and, with
+    ``run_lab_too`` (``ol audit --mutmut --compare-lab``), the lab for its cost per mutant.
 
     ``functions`` limits the run to the mutants of those top-level functions (mutmut still
     generates every mutant and collects its coverage once); empty means all.

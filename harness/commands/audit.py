@@ -2,7 +2,9 @@
 (``--power``).
 
 With neither flag both run. ``--seeds N`` sets the seeds per mutant of the power audit (the
-false-alarm rate uses ten times as many); ``--out DIR`` the report folder (default ``reports/``).
+false-alarm rate uses ten times as many); ``--compare-lab`` also runs ``ol lab`` beside mutmut, for
+its cost per mutant (off by default: a whole lab run); ``--out DIR`` the report folder (default
+``reports/``).
 Exit 0 when every audit run passes, 1 when one finds a problem (an unexplained mutmut survivor,
 a sampled test below its required power or above its alpha), 2 for a usage or setup error.
 """
@@ -29,8 +31,10 @@ def run(args: argparse.Namespace) -> int:
     do_power = args.power or not args.mutmut
     if args.seeds is not None and not do_power:
         raise HarnessError("--seeds goes with --power", "e.g. --power --seeds 200")
+    if args.compare_lab and not do_mutmut:
+        raise HarnessError("--compare-lab goes with --mutmut", "e.g. --mutmut --compare-lab")
     folder = Path(args.out) if args.out else None
-    request = AuditRequest(module.id, args.seeds, folder)
+    request = AuditRequest(module.id, args.seeds, folder, compare_lab=args.compare_lab)
     _check_writable(folder)
     verdicts = []
     if do_mutmut:
@@ -73,7 +77,8 @@ def _mutmut(request: AuditRequest, folder: Path | None) -> str:
     logs = folder or default_reports_dir()
     label = f"audit {request.module_id} --mutmut"
     with Progress(label) as bar:
-        audit = api.audit_mutmut(AuditRequest(request.module_id, request.seeds, logs),
+        audit = api.audit_mutmut(AuditRequest(request.module_id, request.seeds, logs,
+                                              compare_lab=request.compare_lab),
                                  progress=_progress(label, bar))
     paths = write_mutmut_reports(audit, folder)
     sys.stdout.write(mutmut_summary(audit))

@@ -73,6 +73,7 @@ class AuditRequest:
     module_id: str
     seeds: int | None = None  # per mutant of the power audit (None: the default)
     log_dir: Path | None = None  # where mutmut's log goes (None: reports/)
+    compare_lab: bool = False  # --mutmut: also run ``ol lab`` in the same run, for its cost per mutant
 
     def __post_init__(self) -> None:
         if self.seeds is not None and self.seeds < 1:

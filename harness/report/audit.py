@@ -144,11 +144,17 @@ def _tokens(text: str) -> list[tuple[int, str]]:
 # -- Markdown ---------------------------------------------------------------------------------------
 
 def _counts_line(a: MutmutAudit) -> str:
+    """The counts and the score, saying which mutants the score leaves out: the recorded
+    survivors (equivalent, or out of contract), which no test may kill."""
     kinds = [_record(r).kind for r in a.rows if r.equivalent]
+    equivalent, out = kinds.count("equivalent"), kinds.count("out-of-contract")
+    counted = len(a.rows) - a.count("equivalent")
+    left_out = [f"{out} out of contract" if out else "", f"{equivalent} equivalent" if equivalent else ""]
     return (f"{len(a.rows)} mutants: {a.count('detected')} killed, {a.count('equivalent')} recorded "
-            f"({kinds.count('equivalent')} equivalent, {kinds.count('out-of-contract')} out of "
-            f"contract), {a.count('unexplained')} unexplained. Score {a.count('detected')}/"
-            f"{len(a.rows) - a.count('equivalent')} = {100 * a.score:.1f} % (killed / non-equivalent).")
+            f"({equivalent} equivalent, {out} out of contract), {a.count('unexplained')} "
+            f"unexplained. Score {a.count('detected')}/{counted} = {100 * a.score:.1f} %: killed of "
+            f"the {counted} in-contract, non-equivalent mutants; not counted: "
+            f"{', '.join(w for w in left_out if w) or 'none'} (the recorded survivors).")
 
 
 def _speed_lines(a: MutmutAudit) -> list[str]:
@@ -173,6 +179,9 @@ def _speed_lines(a: MutmutAudit) -> list[str]:
                    "alone (which stops at each mutant's first failing test)")]
     elif a.lab.get("error"):
         lines.append(f"- `ol lab {a.module}` could not run: {a.lab['error']}")
+    else:
+        lines.append(f"- `ol lab {a.module}` not run beside it for the cost per mutant "
+                     "(`--compare-lab` runs it)")
     return lines
 
 

@@ -22,6 +22,36 @@ def test_usage_errors_are_one_line_and_exit_2(argv, message, capsys):
     assert message in err and err.count("\n") == 1
 
 
+@pytest.mark.parametrize("extra,lab_too", [([], False), (["--compare-lab"], True)])
+def test_the_mutmut_audit_runs_the_lab_only_with_compare_lab(extra, lab_too, tmp_path, monkeypatch,
+                                                              capsys):
+    """``ol audit --mutmut`` runs a whole ``ol lab`` only to compare costs: only when asked."""
+    from harness.audit import mutmut_run
+    from harness.audit.mutmut_result import MutmutAudit
+
+    asked = {}
+
+    def fake(module_id, **kwargs):
+        asked.update(kwargs)
+        lab = {"mutants": 68, "duration_s": 20.0, "cpu_s": 15.0, "jobs": 2} if kwargs["run_lab_too"] else {}
+        return MutmutAudit(module_id, "tinyllm/prob/rejection.py", (), (), ("test_a",), (), "3.8.1", 2,
+                           {"mutmut_s": 8.0, "matrix_s": 6.0, "mutmut_cpu_s": 9.0}, 2.0, lab)
+
+    monkeypatch.setattr(mutmut_run, "run_mutmut_audit", fake)
+    assert main(["audit", "M07.6", "--mutmut", *extra, "--out", str(tmp_path)]) == 0
+    assert asked["run_lab_too"] is lab_too
+    out = capsys.readouterr().out
+    assert ("ol lab M07.6 in the same run: 68 hand-written mutants" in out) is lab_too
+    assert ("ol lab M07.6 not run beside it for the cost per mutant (--compare-lab runs it)" in out) \
+        is not lab_too
+
+
+def test_compare_lab_goes_with_mutmut(capsys):
+    assert main(["audit", "M07.6", "--power", "--compare-lab"]) == 2
+    assert capsys.readouterr().err == ("ol: --compare-lab goes with --mutmut "
+                                       "(e.g. --mutmut --compare-lab)\n")
+
+
 def test_an_unwritable_report_folder_fails_before_the_run(tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("")

@@ -17,6 +17,7 @@ from harness.audit.power_result import MutantPower, PowerAudit, TestPower
 from harness.engine.course import REFERENCE_PYTHON
 from harness.report.audit import (
     mutator_name,
+    to_html,
     to_markdown,
     to_stryker,
     write_mutmut_reports,
@@ -81,6 +82,32 @@ def test_markdown_shows_each_unexplained_survivors_diff_and_stale_records(audit)
     assert "FAIL" in text and "Score 1/2 = 50.0 %" in text
     assert "+    return u <= p_x / q_x" in text and "Stale records (1)" in text
     assert 'mutated = "return u <= p_x / q_x"' in text  # the skeleton to complete
+
+
+def test_the_score_says_which_mutants_it_leaves_out(audit):
+    """The recorded survivors are out of the score's denominator: the line says so, and how many
+    of each kind (it read 'Score 140/140 ... (killed / non-equivalent)' with 41 out of contract)."""
+    from harness.report.audit import mutmut_summary
+
+    expected = ("3 mutants: 1 killed, 1 recorded (0 equivalent, 1 out of contract), 1 unexplained. "
+                "Score 1/2 = 50.0 %: killed of the 2 in-contract, non-equivalent mutants; not counted: "
+                "1 out of contract (the recorded survivors).")
+    assert mutmut_summary(audit).splitlines()[1] == "  " + expected
+    assert expected in to_markdown(audit) and expected in to_html(audit)
+    equivalent = Record("rejection_accept", "a", "b", "equivalent", "the same function", None, 3)
+    rows = (*audit.rows[:2], dataclasses.replace(audit.rows[2], record=equivalent))
+    both = dataclasses.replace(audit, rows=rows)
+    assert ("Score 1/1 = 100.0 %: killed of the 1 in-contract, non-equivalent mutants; not counted: "
+            "1 out of contract, 1 equivalent (the recorded survivors).") in mutmut_summary(both)
+
+
+def test_without_the_lab_the_speed_lines_say_how_to_compare(audit):
+    from harness.report.audit import mutmut_summary
+
+    alone = dataclasses.replace(audit, lab={})
+    assert ("ol lab M07.6 not run beside it for the cost per mutant (--compare-lab runs it)"
+            in mutmut_summary(alone))
+    assert "in the same run" not in mutmut_summary(alone) and "in the same run" in mutmut_summary(audit)
 
 
 def test_all_mutmut_reports_are_written(audit, tmp_path):
