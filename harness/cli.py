@@ -45,6 +45,28 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(message, f"see `{self.prog} --help`")
 
+    def parse_args(self, args=None, namespace=None):
+        """argparse's, but an argument the command does not take is named with that command, what
+        it does and its usage (argparse leaves it to ``ol`` itself: 'see `ol --help`', which
+        lists no command's options)."""
+        namespace, extras = self.parse_known_args(args, namespace)
+        sub = self._command_parser(getattr(namespace, "command", None))
+        if extras and sub is not None:
+            what = (sub.description or "").rstrip(".")
+            usage = " ".join(sub.format_usage().split()).removeprefix("usage: ").replace("[-h] ", "")
+            shown = f"usage: {usage}" if len(usage) <= 60 else f"its options: `{sub.prog} --help`"
+            raise UsageError(f"{sub.prog} does not take {' '.join(extras)}",
+                             f"{sub.prog}: {what[:1].lower() + what[1:]}; {shown}")
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return namespace
+
+    def _command_parser(self, command: str | None) -> argparse.ArgumentParser | None:
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+                return action.choices[command]
+        return None
+
 
 class _Once(argparse.Action):
     """An option that may be given once; the same option twice with different values is an error."""
@@ -117,7 +139,7 @@ def _disk_arg(p: argparse.ArgumentParser) -> None:
 
 def _jobs_arg(p: argparse.ArgumentParser, help_text: str) -> None:
     p.add_argument("--jobs", type=_count("--jobs", 1, JOBS_MAX, "e.g. --jobs 2"), metavar="N",
-                   action=_Once, help=f"{help_text} (at most {JOBS_MAX})")
+                   action=_Once, help=f"{help_text} (default: all cores; at most {JOBS_MAX})")
 
 
 def parse_seed_option(text: str) -> int | str:
@@ -267,7 +289,7 @@ def _tests_parser(p: argparse.ArgumentParser, modules: list[tuple[str, str]]) ->
     for flag in ("json", "gradescope"):
         p.add_argument(f"--{flag}", metavar="FILE", action=_Once,
                        help=f"with --mine: also write a {flag} report")
-    _jobs_arg(p, "with --mine: processes (default: all cores)")
+    _jobs_arg(p, "with --mine: processes")
 
 
 def _start_parser(p: argparse.ArgumentParser, modules: list[tuple[str, str]]) -> None:
@@ -310,7 +332,7 @@ def _check_parser(p: argparse.ArgumentParser, modules: list[tuple[str, str]]) ->
 
 def _lab_parser(p: argparse.ArgumentParser, modules: list[tuple[str, str]]) -> None:
     _module_arg(p, modules)
-    _jobs_arg(p, "processes (default: all cores)")
+    _jobs_arg(p, "processes")
     p.add_argument("--out", metavar="DIR", action=_Once, help="report folder (default: reports/)")
     p.add_argument("--exhaustive", action="store_true",
                    help="run every cell of the matrix, also tests that never reach the mutated "
@@ -356,7 +378,7 @@ def _gate_parser(p: argparse.ArgumentParser,
 def _grade_parser(p: argparse.ArgumentParser, modules: list[tuple[str, str]]) -> None:
     _module_arg(p, modules)
     p.add_argument("submissions", help="the folder that holds one workspace per submission")
-    _jobs_arg(p, "submissions checked at once (default: all cores)")
+    _jobs_arg(p, "submissions checked at once")
     p.add_argument("--executor", choices=("local", "dask"), default="local", action=_Once,
                    help="local processes (default) or a dask cluster (with --scheduler)")
     p.add_argument("--scheduler", metavar="ADDRESS", action=_Once,

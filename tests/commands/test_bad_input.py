@@ -129,7 +129,8 @@ ROWS = {
                                           (r"--submission-timeout must be positive and at most "
                                            r"86400 seconds, got inf")),
     "unknown option": (lambda t: ["check", "M07.6", "--frobnicate"],
-                       r"unrecognized arguments: --frobnicate \(see `ol --help`\)"),
+                       r"ol check does not take --frobnicate \(ol check: run a module's catalog against "
+                       r"your workspace; its options: `ol check --help`\)"),
     "diff before a pass": (lambda t: ["diff", "M07.6", "--workspace", workspace(t)],
                            r"has not passed `ol check M07.6`"),
 }

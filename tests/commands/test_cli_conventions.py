@@ -63,6 +63,36 @@ def test_the_readme_table_lists_every_option_of_the_command(command):
     assert _readme_row_flags(command) == options
 
 
+def test_no_help_text_runs_two_parentheses_together():
+    """'(default: all cores) (at most 256)' read badly: one parenthesis, its parts by ';'."""
+    parser = build_parser()
+    doubled = [f"ol {name} {action.option_strings}: {action.help}"
+               for name, sub in [("", parser), *_subparsers(parser).items()]
+               for action in sub._actions if ") (" in (action.help or "")]
+    assert doubled == []
+    jobs = {name: next(a.help for a in sub._actions if "--jobs" in a.option_strings)
+            for name, sub in _subparsers(parser).items()
+            if any("--jobs" in a.option_strings for a in sub._actions)}
+    assert set(jobs) == {"tests", "lab", "grade"}
+    assert all(text.endswith("(default: all cores; at most 256)") for text in jobs.values())
+
+
+def test_an_option_a_command_does_not_take_is_named_with_the_command_and_what_it_does(capsys):
+    """``ol diff M07.6 --ref-deps`` said 'unrecognized arguments: --ref-deps (see `ol --help`)',
+    and ``ol --help`` lists no command's options: the line says which command, what it does and
+    how it is called, in place."""
+    assert main(["diff", "M07.6", "--ref-deps"]) == 2
+    assert capsys.readouterr().err == (
+        "ol: ol diff does not take --ref-deps (ol diff: your module against the reference, once it "
+        "passes; usage: ol diff [--workspace DIR] module)\n")
+    assert main(["check", "M07.6", "-k", "chi", "--frobnicate", "1"]) == 2
+    assert capsys.readouterr().err == (
+        "ol: ol check does not take --frobnicate 1 (ol check: run a module's catalog against your "
+        "workspace; its options: `ol check --help`)\n")
+    assert main(["--frobnicate"]) == 2  # no command: ol's own help is the one to read
+    assert capsys.readouterr().err == "ol: unrecognized arguments: --frobnicate (see `ol --help`)\n"
+
+
 def test_ol_help_lists_the_modules_with_their_titles_and_the_milestones(capsys):
     with pytest.raises(SystemExit) as stop:
         main(["--help"])
