@@ -165,13 +165,12 @@ def _speed_lines(a: MutmutAudit) -> list[str]:
               f"mutation phase: {_num(s['mutmut_reported_per_s'])} /s; it stops each mutant at the "
               "first failing test)"),
              (f"- full kill matrix of those mutants: {t.get('matrix_s', 0):.1f} s = "
-              f"{_num(s['matrix_per_s'])} mutants/s, {_num(s['matrix_cpu_s_per_mutant'])} CPU-s per mutant")]
+              f"{_num(s['matrix_per_s'])} mutants/s, {_num(s['matrix_cpu_s_per_mutant'])} CPU-s per mutant"),
+             (f"- `ol audit --mutmut` as a whole (mutmut, then the full matrix): "
+              f"{_num(s['audit_per_s'])} mutants/s, {_num(s['audit_cpu_s_per_mutant'])} CPU-s per mutant")]
     if a.lab.get("mutants"):
         lab = s["lab_cpu_s_per_mutant"] or 0
-        lines += [(f"- `ol audit --mutmut` as a whole (mutmut, then the full matrix): "
-                   f"{_num(s['audit_per_s'])} mutants/s, "
-                   f"{_num(s['audit_cpu_s_per_mutant'])} CPU-s per mutant"),
-                  (f"- `ol lab {a.module}` in the same run: {a.lab['mutants']} hand-written mutants, "
+        lines += [(f"- `ol lab {a.module}` in the same run: {a.lab['mutants']} hand-written mutants, "
                    f"full matrix, {a.lab['duration_s']:.1f} s = {_num(s['lab_per_s'])} mutants/s, "
                    f"{_num(s['lab_s_per_mutant'])} s and {_num(s['lab_cpu_s_per_mutant'])} CPU-s per "
                    f"mutant: {_cmp(lab, s['audit_cpu_s_per_mutant'])} the audit's CPU cost per mutant "

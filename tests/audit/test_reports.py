@@ -108,6 +108,7 @@ def test_without_the_lab_the_speed_lines_say_how_to_compare(audit):
     assert ("ol lab M07.6 not run beside it for the cost per mutant (--compare-lab runs it)"
             in mutmut_summary(alone))
     assert "in the same run" not in mutmut_summary(alone) and "in the same run" in mutmut_summary(audit)
+    assert "ol audit --mutmut as a whole (mutmut, then the full matrix)" in mutmut_summary(alone)
 
 
 def test_all_mutmut_reports_are_written(audit, tmp_path):
