@@ -17,6 +17,8 @@ from harness.engine.requests import GradeRequest
 def run(args: argparse.Namespace) -> int:
     from harness import api
     from harness.report.grade import GradeProgress, summary
+    from harness.report.grade_files import grade_files
+    from harness.report.io import write_atomic
 
     module = load_course().module(args.module)
     request = GradeRequest(module.id, args.submissions, args.out, args.jobs, args.executor,
@@ -25,5 +27,7 @@ def run(args: argparse.Namespace) -> int:
                            getattr(args, "disk_mb", None))
     with GradeProgress() as events:
         outcome = api.grade(request, events)
+    for path, text in grade_files(outcome, module):
+        write_atomic(path, text)
     summary(outcome)
     return outcome.exit_code

@@ -24,7 +24,6 @@ import contextlib
 import fcntl
 import importlib.util
 import os
-import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -34,6 +33,7 @@ from typing import Any
 
 from harness.engine.course import Module, load_course
 from harness.engine.requests import GradeRequest
+from harness.engine.results import RunResult
 from harness.engine.seeding import FRESH
 from harness.errors import EXIT_INTERNAL, EXIT_PASS, HarnessError, HostError
 from harness.grade.gradebook import (
@@ -45,8 +45,8 @@ from harness.grade.gradebook import (
     read_gradebook,
     refusal_digest,
     renamed,
-    submissions_in,
 )
+from harness.grade.integrity import identity
 from harness.sandbox.staging import stage, text_of_name
 
 DEFAULT_SUBMISSION_TIMEOUT_S = 600.0
@@ -63,6 +63,8 @@ class Job:
     path: Path
     digest: str
     files: dict[str, bytes]
+    identity: dict[str, str] | None = None  # the module file's (``harness.grade.integrity``)
+    shape: str = "workspace"  # how it came: workspace, folder, zip, tar.gz, file
 
     def request(self, module_id: str, settings: dict[str, Any], workspace: str) -> dict[str, Any]:
         limits = {"call_timeout_s": settings["call_timeout_s"], "memory_mb": settings["memory_mb"],
@@ -77,55 +79,65 @@ class Plan:
     jobs: list[Job]
     unchanged: list[str]
     rejected: list[dict[str, Any]]  # rows decided without a check (not a workspace, too big)
+    skipped: list[dict[str, str]]  # entries of the folder that are no submission, and why
 
 
-def plan(folder: Path, book: Gradebook, keep_files: bool = False) -> Plan:
+def plan(folder: Path, book: Gradebook, staging: Path, keep_files: bool = False,
+         module_file: str = "tinyllm/prob/rejection.py") -> Plan:
     """What to grade now: every submission without a current row in the gradebook.
 
+    The submissions are found in every shape (``harness.grade.intake``: workspaces, folders
+    holding only the module's file, ``.zip`` and ``.tar.gz`` archives and loose ``.py`` files,
+    the others built or unpacked into ``staging``); what is no submission is in ``skipped``.
     Each submission's ``python/`` tree is staged here (``harness.sandbox.staging``) whatever the
-    executor: a tree it refuses gets its row now, keyed by the refusal, so both executors write
-    the same row and a rerun finds it current. The files are kept in the jobs only when they
-    travel with them (Dask)."""
-    result = Plan([], [], [])
-    for name, path in graded_submissions(folder, book.out):
+    executor: a tree it refuses, or a submission intake could not take (a bad archive), gets its
+    row now, keyed by the refusal, so both executors write the same row and a rerun finds it
+    current. The files are kept in the jobs only when they travel with them (Dask)."""
+    from harness.grade.intake import intake
+
+    found, skipped = intake(folder, module_file, staging, own=book.out)
+    result = Plan([], [], [], [{"name": s.name, "why": s.why} for s in skipped])
+    for sub in found:
+        name, path = sub.name, sub.path
+        if sub.problem is not None or path is None:
+            problem = sub.problem or f"{name} cannot be checked"
+            _refused(result, book, name, problem, sub.shape)
+            continue
         try:
             staged = stage(path)
         except HostError as exc:  # the machine's failure, not the submission's: no row kept
-            result.rejected.append({**_setup_row(name, "", exc.message), "verdict": "internal"})
+            result.rejected.append({**_setup_row(name, "", exc.message), "verdict": "internal",
+                                    "shape": sub.shape})
             continue
         except HarnessError as exc:
-            digest = refusal_digest(exc.message)
-            if book.is_current(name, digest):
-                result.unchanged.append(name)
-            else:
-                result.rejected.append(_setup_row(name, digest, exc.message))
+            _refused(result, book, name, renamed_text(exc.message, path, name), sub.shape)
             continue
         if book.is_current(name, staged.digest):
             result.unchanged.append(name)
         elif not (path / "python" / "tinyllm").is_dir():  # python/ is no link: staging said so
             result.rejected.append(_setup_row(
-                name, staged.digest, f"{name} is not a workspace: it has no python/tinyllm"))
+                name, staged.digest, f"{name} is not a workspace: it has no python/tinyllm",
+                sub.shape))
         else:
-            result.jobs.append(Job(name, path, staged.digest,
-                                   staged.files if keep_files else {}))
+            result.jobs.append(Job(name, path, staged.digest, staged.files if keep_files else {},
+                                   identity(staged.files.get(f"python/{module_file}")),
+                                   sub.shape))
     return result
 
 
-def graded_submissions(folder: Path, out: Path) -> list[tuple[str, Path]]:
-    """The submissions of ``folder`` without the gradebook's own folder (when ``--out`` is in
-    it), and without a second folder shown under the same name (said on stderr)."""
-    own = out.resolve()
-    found, seen = [], set()
-    for name, path in submissions_in(folder):
-        if path.resolve() == own:
-            continue
-        if name in seen:
-            print(f"ol: two submission folders are both named {name} in the gradebook; "
-                  f"{shown(path)} is not graded (rename it)", file=sys.stderr)
-            continue
-        seen.add(name)
-        found.append((name, path))
-    return found
+def _refused(result: Plan, book: Gradebook, name: str, problem: str, shape: str) -> None:
+    """A submission that cannot be checked: its ``error`` row, keyed by the refusal."""
+    digest = refusal_digest(problem)
+    if book.is_current(name, digest):
+        result.unchanged.append(name)
+    else:
+        result.rejected.append(_setup_row(name, digest, problem, shape))
+
+
+def renamed_text(message: str, path: Path, name: str) -> str:
+    """A message about ``path`` (a folder in ol's staging, for an archive or a loose file) as
+    the submission ``name``: the same words whichever folder was read."""
+    return message.replace(str(path), name)
 
 
 def shown(path: Path) -> str:
@@ -133,9 +145,9 @@ def shown(path: Path) -> str:
     return clean(str(path))
 
 
-def _setup_row(name: str, digest: str, message: str) -> dict[str, Any]:
+def _setup_row(name: str, digest: str, message: str, shape: str = "workspace") -> dict[str, Any]:
     return {"submission": name, "content_hash": digest, "verdict": "error", "passed": 0,
-            "failed": 0, "tests": {}, "message": message, "time_s": 0.0}
+            "failed": 0, "tests": {}, "message": message, "time_s": 0.0, "shape": shape}
 
 
 # -- executors: each calls ``done(job, row)`` in the calling thread as submissions finish -----------
@@ -210,6 +222,9 @@ class GradeEvents:
         """The run is planned: how many submissions, how many unchanged, where they are checked,
         on which cases (``replay`` checks one submission again; ``resumed``: the gradebook's)."""
 
+    def skipped(self, entries: list[dict[str, str]]) -> None:
+        """The entries of the submissions folder that are no submission (``name``, ``why``)."""
+
     def graded(self, row: dict[str, Any]) -> None:
         """One submission's row of the gradebook, as recorded."""
 
@@ -237,6 +252,27 @@ class GradeOutcome:
         """Per submission of this run whose worker lacked part of the sandbox, what it lacked."""
         return {r["submission"]: list(r["partial_sandbox"]) for r in self.rows()
                 if r.get("partial_sandbox")}
+
+    def result_of(self, name: str) -> RunResult | None:
+        """The whole run of submission ``name`` as ``runs/NAME.json`` keeps it; for a row with
+        no run (a setup error, a refusal, a check past its budget) a result that could not start,
+        with the row's message; None for an ``internal`` row (not graded) or a run file that is
+        missing or unreadable (graded again by no one: the row stands, its results file waits)."""
+        import json
+
+        row = self.book.rows.get(name)
+        if row is None or row["verdict"] == "internal":
+            return None
+        path = self.book.out / "runs" / run_file_name(name)
+        if row.get("tests"):
+            try:
+                return RunResult.from_json(json.loads(path.read_text(encoding="utf-8")), str(path))
+            except (OSError, ValueError, HarnessError):
+                return None
+        return RunResult(self.book.module, name, f"workspace {name}", (), seed=self.book.seed,
+                         not_run=len(self.book.tests),
+                         error=row.get("message") or "the check could not start",
+                         points={t: self.book.points.get(t, 1.0) for t in self.book.tests})
 
     @property
     def exit_code(self) -> int:
@@ -345,8 +381,31 @@ def _holds_a_gradebook(path: Path) -> bool:
 
 def _grade(request: GradeRequest, module: Module, folder: Path, book: Gradebook,
            settings: dict[str, Any], events: GradeEvents, resumed: bool = False) -> GradeOutcome:
+    with _staging() as staging:
+        return _grade_staged(request, module, folder, book, settings, events, resumed, staging)
+
+
+@contextlib.contextmanager
+def _staging() -> Iterator[Path]:
+    """ol's own folder for the submissions that are not workspaces (unpacked archives, loose
+    files): private to this run, removed when it ends, however it ends."""
+    import shutil
+    import tempfile
+
+    path = Path(tempfile.mkdtemp(prefix="ol-intake-"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _grade_staged(request: GradeRequest, module: Module, folder: Path, book: Gradebook,
+                  settings: dict[str, Any], events: GradeEvents, resumed: bool,
+                  staging: Path) -> GradeOutcome:
     dask = request.executor == "dask"
-    todo = plan(folder, book, keep_files=dask)
+    todo = plan(folder, book, staging, keep_files=dask, module_file=module.file)
+    book.skipped = todo.skipped
+    events.skipped(todo.skipped)
     names = {*todo.unchanged, *(r["submission"] for r in todo.rejected),
              *(j.name for j in todo.jobs)}
     workers = request.jobs or os.cpu_count() or 1
@@ -363,7 +422,8 @@ def _grade(request: GradeRequest, module: Module, folder: Path, book: Gradebook,
         run = row.pop("run", None)
         if run is not None:
             _write_run(book.out, job.name, run)
-        book.record({"submission": job.name, "content_hash": job.digest, **row})
+        book.record({"submission": job.name, "content_hash": job.digest, "identity": job.identity,
+                     "shape": job.shape, **row})
         events.graded(book.rows[job.name])
 
     start = time.perf_counter()

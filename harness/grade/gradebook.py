@@ -31,10 +31,19 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
-from harness.engine.course import MUTANTS_DIR, PACKAGE_DIR, REFERENCE_DIR, REPO_ROOT, Module
+from harness.engine.course import (
+    MUTANTS_DIR,
+    PACKAGE_DIR,
+    REFERENCE_DIR,
+    REFERENCE_PYTHON,
+    REPO_ROOT,
+    Module,
+)
+from harness.engine.results import points_value
 from harness.engine.seeding import describe, is_run_seed
 from harness.engine.serial import reading, rerun_command, tagged, untag
 from harness.errors import HarnessError
+from harness.grade.integrity import flags_of, groups, identity
 from harness.sandbox.staging import as_text, text_of_name
 
 JSON_NAME, CSV_NAME = "gradebook.json", "gradebook.csv"
@@ -43,8 +52,10 @@ KIND = "ol-gradebook"
 # readers of version 1; ``read_gradebook`` continues an untagged one too).
 FORMAT_VERSION = 1
 VERDICTS = ("pass", "fail", "error", "internal")  # internal: the harness failed; graded again
-FIXED_COLUMNS = ("submission", "verdict", "passed", "failed", "time_s", "message", "content_hash",
-                 "graded_at", "seed", "pitfalls")
+FIXED_COLUMNS = ("submission", "verdict", "passed", "failed", "score", "max_score", "time_s",
+                 "message", "content_hash", "graded_at", "seed", "pitfalls", "flags", "shape")
+SCORES_NAME = "scores.csv"
+SCORES_COLUMNS = ("submission", "score", "max_score", "verdict")
 
 
 # -- what a submission is ----------------------------------------------------------------------------
@@ -160,6 +171,18 @@ class Gradebook:
     context: str
     tests: list[str]
     rows: dict[str, dict[str, Any]] = field(default_factory=dict)
+    points: dict[str, float] = field(default_factory=dict)  # per test; a test not named: 1
+    reference: dict[str, str] | None = None  # the reference module file's identity (integrity)
+    skipped: list[dict[str, str]] = field(default_factory=list)  # entries that are no submission
+
+    @property
+    def max_score(self) -> float:
+        """The points of the whole catalog: every row's ``max_score``."""
+        return float(sum(self.points.get(t, 1.0) for t in self.tests))
+
+    def score_of(self, outcomes: dict[str, Any]) -> float:
+        """The points of the tests that passed (an error, a refusal: none ran, 0)."""
+        return float(sum(self.points.get(t, 1.0) for t, o in outcomes.items() if o == "passed"))
 
     @property
     def seed(self) -> int | None:
@@ -192,11 +215,21 @@ class Gradebook:
 
     def record(self, row: dict[str, Any]) -> None:
         """Add or replace the row of one submission, then write both files."""
-        row = clean(dict({"pitfalls": []}, **row, context=self.context,
+        tests = row.get("tests") or {}
+        row = clean(dict({"pitfalls": [], "shape": "workspace", "identity": None}, **row,
+                         score=points_value(self.score_of(tests)),
+                         max_score=points_value(self.max_score), context=self.context,
                          graded_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                          seed=self.seed))
         self.rows[row["submission"]] = row
         self.save()
+
+    def flag(self) -> None:
+        """Set every row's integrity ``flags`` (``harness.grade.integrity``): against the
+        reference and against the other rows, so a row's flags follow the whole gradebook."""
+        found = flags_of({n: r.get("identity") for n, r in self.rows.items()}, self.reference)
+        for name, row in self.rows.items():
+            row["flags"] = found.get(name, [])
 
     def to_json(self) -> dict[str, Any]:
         return tagged("Gradebook", FORMAT_VERSION, {
@@ -211,6 +244,11 @@ class Gradebook:
             "context": self.context,
             "tests": self.tests,
             "counts": {v: sum(r["verdict"] == v for r in self.rows.values()) for v in VERDICTS},
+            "points": {t: points_value(self.points.get(t, 1.0)) for t in self.tests},
+            "max_score": points_value(self.max_score),
+            "reference": self.reference,
+            "skipped": self.skipped,
+            "identical": groups({n: r.get("flags", []) for n, r in self.rows.items()}),
             # Rows whose worker lacked part of the sandbox (docs/isolation.md), and what it lacked.
             "partial_sandbox": {name: self.rows[name]["partial_sandbox"]
                                 for name in sorted(self.rows) if self.rows[name].get("partial_sandbox")},
@@ -227,7 +265,9 @@ class Gradebook:
         with reading("Gradebook", source, rerun):
             return cls(Path(d["out"]) if out is None else out, d["module"], d["submissions_dir"],
                        dict(d["settings"]), d["context"], list(d["tests"]),
-                       {r["submission"]: dict(r) for r in d["submissions"]})
+                       {r["submission"]: dict(r) for r in d["submissions"]},
+                       {str(k): float(v) for k, v in d.get("points", {}).items()},
+                       d.get("reference"), list(d.get("skipped", [])))
 
     def to_csv(self) -> str:
         buf = io.StringIO()
@@ -237,19 +277,36 @@ class Gradebook:
             row = self.rows[name]
             outcomes = row.get("tests", {})
             writer.writerow([_cell(row["submission"]), row["verdict"], row.get("passed", 0),
-                             row.get("failed", 0), f"{row.get('time_s', 0.0):.2f}",
+                             row.get("failed", 0), row.get("score", ""), row.get("max_score", ""),
+                             f"{row.get('time_s', 0.0):.2f}",
                              _cell(row.get("message", "")), row.get("content_hash", ""),
                              row.get("graded_at", ""), _seed_cell(row.get("seed")),
                              pitfalls_cell(row.get("pitfalls", [])),
+                             flags_cell(row.get("flags", [])), row.get("shape", "workspace"),
                              *(outcomes.get(t, "") for t in self.tests)])
         return buf.getvalue()
 
+    def to_scores_csv(self) -> str:
+        """``scores.csv``: submission, score, max_score, verdict; one row per submission, for a
+        spreadsheet or an LMS's grade import (no other column to map)."""
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(SCORES_COLUMNS)
+        for name in sorted(self.rows):
+            row = self.rows[name]
+            writer.writerow([_cell(row["submission"]), row.get("score", 0),
+                             row.get("max_score", points_value(self.max_score)), row["verdict"]])
+        return buf.getvalue()
+
     def save(self) -> None:
+        """Write ``gradebook.json``, then ``gradebook.csv`` and ``scores.csv`` (views of it)."""
         from harness.report.io import write_atomic
 
+        self.flag()
         write_atomic(self.json_path, json.dumps(clean(self.to_json()), indent=1,
                                                 ensure_ascii=False, allow_nan=False) + "\n")
         write_atomic(self.csv_path, clean(self.to_csv()))
+        write_atomic(self.out / SCORES_NAME, clean(self.to_scores_csv()))
 
 
 def pitfalls_cell(entries: Any) -> str:
@@ -261,6 +318,14 @@ def pitfalls_cell(entries: Any) -> str:
             if isinstance(label, str) and label and label not in labels:
                 labels.append(label)
     return _cell("; ".join(labels))
+
+
+def flags_cell(flags: Any) -> str:
+    """The CSV's flags column: ``identical to reference (bytes); identical to kate (syntax
+    tree)``; empty when the row has none."""
+    words = [f"identical to {f.get('to')} ({f.get('how')})" for f in flags
+             if isinstance(f, dict)] if isinstance(flags, list) else []
+    return _cell("; ".join(words))
 
 
 def _seed_cell(seed: Any) -> str:
@@ -289,7 +354,8 @@ def open_gradebook(out: Path, module: Module, submissions_dir: Path, settings: d
 
     ``record`` is what ``read_gradebook`` read already (None: read it here)."""
     book = Gradebook(out, module.id, str(submissions_dir), settings, context_of(module, settings),
-                     tests)
+                     tests, points={t: module.points_of(t) for t in tests},
+                     reference=identity((REFERENCE_PYTHON / module.file).read_bytes()))
     record = record if record is not None else read_gradebook(out, module)
     if record is not None:
         book.rows = dict(record.rows)

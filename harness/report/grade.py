@@ -65,11 +65,18 @@ class GradeProgress(GradeEvents):
         if self.total:
             self.progress.update(0, self.total)
 
+    def skipped(self, entries: list[dict[str, str]]) -> None:
+        """Each entry of the submissions folder that is no submission, on stderr: one line each."""
+        for entry in entries:
+            say(f"ol: skipped {entry['name']}: {entry['why']}", sys.stderr)
+
     def graded(self, row: dict[str, Any]) -> None:
         self.done += 1
         width = len(str(self.total))
         if row["verdict"] in ("pass", "fail") and row.get("tests"):
-            what = f"{row['passed']:>3} passed, {row['failed']:>3} failed  {row['time_s']:6.1f} s"
+            score = f"{row.get('score', row['passed'])}/{row.get('max_score', row['passed'] + row['failed'])}"
+            what = (f"{row['passed']:>3} passed, {row['failed']:>3} failed  score {score:>5}  "
+                    f"{row['time_s']:6.1f} s")
             what += f"  {row['message'][:100]}" if row.get("message") else ""
         else:
             what = row.get("message", "")[:160]
@@ -89,7 +96,12 @@ def summary(outcome: GradeOutcome) -> None:
     if outcome.checked:
         rate = outcome.checked / outcome.seconds * 60 if outcome.seconds > 0 else 0.0
         say(f"checked {outcome.checked} in {outcome.seconds:.1f} s ({rate:.1f} submissions/minute)")
-    say(f"wrote {shown(book.json_path)} and {shown(book.csv_path)}")
+    flagged = sum(bool(r.get("flags")) for r in rows)
+    if flagged:
+        say(f"{count(flagged, 'submission')} flagged identical to the reference or another "
+            "(information, not a verdict: report.md)")
+    say(f"wrote {shown(book.out)}/: gradebook.json, gradebook.csv, scores.csv, report.md, "
+        "report.html, gradescope/ and runs/")
     partial = outcome.unconfined()
     if partial:
         missing = sorted({word for words in partial.values() for word in words})

@@ -274,7 +274,7 @@ def test_two_folders_with_one_name_as_text(tmp_path, capsys):
         (submission(folder, name) / REJECTION).write_text("def broken(:\n")
     assert grade(folder, out) == 0
     assert sorted(rows(out)) == [r"x\xff"]
-    assert "two submission folders are both named x\\xff" in capsys.readouterr().err
+    assert "ol: skipped x\\xff: another submission is named x\\xff" in capsys.readouterr().err
 
 
 # -- --out ---------------------------------------------------------------------------------------

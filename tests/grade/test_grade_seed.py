@@ -148,7 +148,7 @@ def test_a_different_seed_for_a_gradebook_is_refused_in_one_line(tmp_path, capsy
     folder, out = tmp_path / "subs", tmp_path / "book"
     not_a_workspace(folder, "empty")
     assert grade(folder, out, "--seed", "5") == 0
-    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     not_a_workspace(folder, "late")  # would be graded, if the run went on
     capsys.readouterr()
     assert grade(folder, out, "--seed", given) == 2
@@ -156,7 +156,7 @@ def test_a_different_seed_for_a_gradebook_is_refused_in_one_line(tmp_path, capsy
     assert captured.out == "" and captured.err.count("\n") == 1 and "Traceback" not in captured.err
     assert captured.err.startswith(f"ol: {out / JSON_NAME} {says}: a gradebook never mixes seeds")
     assert "drop --seed to continue it on its own, or give another --out" in captured.err
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
 
 
 def test_a_gradebook_written_before_seeds_continues_on_the_public_cases(tmp_path, capsys, fresh):
