@@ -230,7 +230,10 @@ def _small() -> dict[type, object]:
         MutmutAudit: _mutmut_audit(),
         PowerAudit: _power_audit(),
         Gradebook: Gradebook(Path("/book"), "M07.6", "/subs", {"seed": None}, "ctx", ["test_a"],
-                             {"alice": {"submission": "alice", "verdict": "pass"}}),
+                             {"alice": {"submission": "alice", "verdict": "pass"}},
+                             points={"test_a": 2.5}, reference={"bytes": "b", "tree": "t"},
+                             stub={"bytes": "s", "tree": ""},
+                             skipped=[{"name": "notes.txt", "why": "not a submission"}]),
     }
 
 

@@ -51,6 +51,7 @@ from harness.sandbox.staging import stage, text_of_name
 
 DEFAULT_SUBMISSION_TIMEOUT_S = 600.0
 LOCK_NAME = ".ol-grade.lock"
+STAGING_NAME = ".staging"  # in the gradebook's folder: archives unpacked, loose files made workspaces
 MAX_RUN_NAME = 200  # bytes of a runs/NAME.json name; longer names are cut and given a hash
 
 
@@ -114,6 +115,8 @@ def plan(folder: Path, book: Gradebook, staging: Path, keep_files: bool = False,
             continue
         if book.is_current(name, staged.digest):
             result.unchanged.append(name)
+            # Recomputed on every run: a tree's digest (``ast.dump``) is of this Python's.
+            book.rows[name]["identity"] = identity(staged.files.get(f"python/{module_file}"))
         elif not (path / "python" / "tinyllm").is_dir():  # python/ is no link: staging said so
             result.rejected.append(_setup_row(
                 name, staged.digest, f"{name} is not a workspace: it has no python/tinyllm",
@@ -381,18 +384,24 @@ def _holds_a_gradebook(path: Path) -> bool:
 
 def _grade(request: GradeRequest, module: Module, folder: Path, book: Gradebook,
            settings: dict[str, Any], events: GradeEvents, resumed: bool = False) -> GradeOutcome:
-    with _staging() as staging:
+    with _staging(book.out) as staging:
         return _grade_staged(request, module, folder, book, settings, events, resumed, staging)
 
 
 @contextlib.contextmanager
-def _staging() -> Iterator[Path]:
+def _staging(out: Path) -> Iterator[Path]:
     """ol's own folder for the submissions that are not workspaces (unpacked archives, loose
-    files): private to this run, removed when it ends, however it ends."""
+    files): ``.staging`` in the gradebook's folder, under its lock, emptied when the run starts
+    (a run that was killed left it) and removed when it ends."""
     import shutil
-    import tempfile
 
-    path = Path(tempfile.mkdtemp(prefix="ol-intake-"))
+    path = out / STAGING_NAME
+    shutil.rmtree(path, ignore_errors=True)
+    try:
+        path.mkdir(mode=0o700)
+    except OSError as exc:
+        raise HarnessError(f"cannot make {shown(path)}: {(exc.strerror or str(exc)).lower()}",
+                           "give a writable folder with --out") from None
     try:
         yield path
     finally:
@@ -434,7 +443,7 @@ def _grade_staged(request: GradeRequest, module: Module, folder: Path, book: Gra
             run_dask(module, todo.jobs, settings, request.scheduler, workers, done)
         else:
             run_local(module, todo.jobs, settings, min(workers, len(todo.jobs)), done)
-    elif not book.json_path.exists() or not book.csv_path.exists():
+    else:  # nothing checked: the views still follow this run (identities, flags, skipped)
         book.save()
     events.finished()
     return GradeOutcome(book, frozenset(names), len(todo.jobs), time.perf_counter() - start)

@@ -42,6 +42,7 @@ from harness.engine.course import (
 from harness.engine.results import points_value
 from harness.engine.seeding import describe, is_run_seed
 from harness.engine.serial import reading, rerun_command, tagged, untag
+from harness.engine.stubs import stub_source
 from harness.errors import HarnessError
 from harness.grade.integrity import flags_of, groups, identity
 from harness.sandbox.staging import as_text, text_of_name
@@ -173,6 +174,7 @@ class Gradebook:
     rows: dict[str, dict[str, Any]] = field(default_factory=dict)
     points: dict[str, float] = field(default_factory=dict)  # per test; a test not named: 1
     reference: dict[str, str] | None = None  # the reference module file's identity (integrity)
+    stub: dict[str, str] | None = None  # the stub's (``ol start``): never flagged
     skipped: list[dict[str, str]] = field(default_factory=list)  # entries that are no submission
 
     @property
@@ -227,7 +229,8 @@ class Gradebook:
     def flag(self) -> None:
         """Set every row's integrity ``flags`` (``harness.grade.integrity``): against the
         reference and against the other rows, so a row's flags follow the whole gradebook."""
-        found = flags_of({n: r.get("identity") for n, r in self.rows.items()}, self.reference)
+        found = flags_of({n: r.get("identity") for n, r in self.rows.items()}, self.reference,
+                         self.stub)
         for name, row in self.rows.items():
             row["flags"] = found.get(name, [])
 
@@ -247,6 +250,7 @@ class Gradebook:
             "points": {t: points_value(self.points.get(t, 1.0)) for t in self.tests},
             "max_score": points_value(self.max_score),
             "reference": self.reference,
+            "stub": self.stub,
             "skipped": self.skipped,
             "identical": groups({n: r.get("flags", []) for n, r in self.rows.items()}),
             # Rows whose worker lacked part of the sandbox (docs/isolation.md), and what it lacked.
@@ -266,8 +270,9 @@ class Gradebook:
             return cls(Path(d["out"]) if out is None else out, d["module"], d["submissions_dir"],
                        dict(d["settings"]), d["context"], list(d["tests"]),
                        {r["submission"]: dict(r) for r in d["submissions"]},
-                       {str(k): float(v) for k, v in d.get("points", {}).items()},
-                       d.get("reference"), list(d.get("skipped", [])))
+                       points={str(k): float(v) for k, v in d.get("points", {}).items()},
+                       reference=d.get("reference"), stub=d.get("stub"),
+                       skipped=list(d.get("skipped", [])))
 
     def to_csv(self) -> str:
         buf = io.StringIO()
@@ -355,7 +360,8 @@ def open_gradebook(out: Path, module: Module, submissions_dir: Path, settings: d
     ``record`` is what ``read_gradebook`` read already (None: read it here)."""
     book = Gradebook(out, module.id, str(submissions_dir), settings, context_of(module, settings),
                      tests, points={t: module.points_of(t) for t in tests},
-                     reference=identity((REFERENCE_PYTHON / module.file).read_bytes()))
+                     reference=identity((REFERENCE_PYTHON / module.file).read_bytes()),
+                     stub=identity(stub_source(module).encode("utf-8")))
     record = record if record is not None else read_gradebook(out, module)
     if record is not None:
         book.rows = dict(record.rows)

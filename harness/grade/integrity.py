@@ -8,10 +8,11 @@ Two kinds of identity of the module's file (``python/tinyllm/prob/rejection.py``
   comments, re-wrapped lines, other quotes or blank lines do not hide a copy; renamed variables
   do (that is a different tree, and a similarity measure is not a fact an instructor can check).
 
-A flag is information for the instructor, never a verdict: it does not change a row's verdict or
-score. Students of one course may well write the same short function; the reference itself is
-published. Only the module's file is compared (the other files of a workspace are the course's
-own, the same for everyone).
+A submission whose file is the untouched stub ``ol start`` writes is never flagged: everyone
+starts from it (and it fails every test anyway). A flag is information for the instructor,
+never a verdict: it does not change a row's verdict or score. Students of one course may well
+write the same short function; the reference itself is published. Only the module's file is
+compared (the other files of a workspace are the course's own, the same for everyone).
 """
 
 from __future__ import annotations
@@ -61,11 +62,16 @@ def _tree_digest(source: bytes) -> str:
 
 
 def flags_of(identities: Mapping[str, Mapping[str, str] | None],
-             reference: Mapping[str, str] | None) -> dict[str, list[dict[str, Any]]]:
+             reference: Mapping[str, str] | None,
+             stub: Mapping[str, str] | None = None) -> dict[str, list[dict[str, Any]]]:
     """Per submission with an identity, its flags: ``{"kind": "identical", "to": "reference" or
-    another submission's name, "how": "bytes" or "syntax tree"}``, the reference first, then the
-    others by name; a pair identical in bytes is not flagged again for its tree."""
+    another submission's name, "how": "bytes" or "syntax tree"}``: the reference first, then the
+    submissions of the same bytes by name, then those of the same tree only, by name (a pair
+    identical in bytes is not flagged again for its tree). The digests must be of one Python
+    (``ast.dump`` changes between versions): ``ol grade`` computes every row's on each run."""
     by: dict[str, dict[str, list[str]]] = {BYTES: defaultdict(list), TREE: defaultdict(list)}
+    if stub:  # the course's own starting file (``ol start``), the same for everyone by design
+        identities = {n: i for n, i in identities.items() if not _same(i, stub)}
     for name in sorted(identities):
         ident = identities[name]
         if ident:
@@ -89,6 +95,14 @@ def flags_of(identities: Mapping[str, Mapping[str, str] | None],
                       if n != name and n not in same_bytes]
         flags[name] = found
     return flags
+
+
+def _same(ident: Mapping[str, str] | None, other: Mapping[str, str]) -> bool:
+    """Whether ``ident`` is ``other`` in bytes or in syntax tree."""
+    if not ident:
+        return False
+    tree = ident.get("tree")
+    return ident["bytes"] == other.get("bytes") or bool(tree) and tree == other.get("tree")
 
 
 def _flag(to: str, how: str) -> dict[str, Any]:

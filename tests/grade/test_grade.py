@@ -249,6 +249,25 @@ def test_a_module_without_a_catalog_cannot_be_graded(tmp_path, capsys, monkeypat
     assert "M06.3 has no catalog yet" in capsys.readouterr().err
 
 
+def test_identities_are_recomputed_on_every_run(tmp_path, capsys):
+    """A syntax tree's digest is of one Python (``ast.dump`` changes between versions): rows not
+    graded again still get this run's, so copies graded under two Pythons are still found."""
+    folder, out = tmp_path / "subs", tmp_path / "book"
+    for name in ("a", "b"):
+        submission(folder, name, syntax_error)
+    assert grade(folder, out) == 0
+    doc = book(out)
+    for row in doc["submissions"]:
+        row["identity"] = {"bytes": f"other-{row['submission']}", "tree": ""}  # as if elsewhere
+    (out / JSON_NAME).write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert grade(folder, out) == 0
+    assert "2 unchanged since graded, 0 to check" in capsys.readouterr().out
+    found = rows(out)
+    assert found["a"]["flags"] == [{"kind": "identical", "to": "b", "how": "bytes"}]
+    assert found["a"]["identity"] == found["b"]["identity"] != {"bytes": "other-a", "tree": ""}
+
+
 # -- Dask ----------------------------------------------------------------------------------------
 
 @pytest.mark.slow

@@ -355,3 +355,18 @@ def test_flags_against_the_reference_alone_are_no_group() -> None:
     assert found == {"a": [flag(REFERENCE, BYTES)], "b": []}
     assert groups(found) == []
     assert groups({}) == []
+
+
+def test_the_untouched_stub_is_never_flagged():
+    """Everyone starts from the stub ``ol start`` writes: handing it in twice is no copy."""
+    from harness.engine.course import load_course
+    from harness.engine.stubs import stub_source
+
+    stub = stub_source(load_course().module("M07.6")).encode()
+    ids = {"a": identity(stub), "b": identity(stub), "c": identity(stub + b"\n# mine\n"),
+           "d": identity(b"x = 1\n"), "e": identity(b"x = 1\n")}
+    found = flags_of(ids, None, identity(stub))
+    assert found == {"d": [{"kind": "identical", "to": "e", "how": "bytes"}],
+                     "e": [{"kind": "identical", "to": "d", "how": "bytes"}]}
+    assert flags_of(ids, None)["a"] == [{"kind": "identical", "to": "b", "how": "bytes"},
+                                        {"kind": "identical", "to": "c", "how": "syntax tree"}]
