@@ -1,6 +1,6 @@
 """Wall-time benchmarks of ol's main commands, as medians over repeated runs in one session.
 
-    python3 bench/run.py [--repeat 5] [--only NAME ...] [--mutmut]
+    python3 bench/run.py [--repeat 5] [--only NAME ...] [--mutmut] [--baseline DIR]
 
 Each command runs as a fresh process (what a user waits for, start-up included); the commands are
 interleaved round by round, so a change in the machine's load hits all of them alike. Ratios are
@@ -9,7 +9,10 @@ each command's peak memory (the largest resident set of the process and the chil
 for, ``wait4``'s ``ru_maxrss``). ``floor`` is ``bench/floor.py``: a process that imports numpy and
 runs the catalog's own compute, nothing else. ``ol grade`` grades ``SUBMISSIONS`` copies of the
 reference, each run into a gradebook of its own; ``--mutmut`` adds one ``ol audit M07.6 --mutmut
---compare-lab``, which times mutmut and ``ol lab`` in that same run.
+--compare-lab``, which times mutmut and ``ol lab`` in that same run. ``--baseline DIR`` runs
+every selected command also from another checkout of ol (``git worktree add DIR COMMIT``),
+interleaved with this one's, and prints this tree's medians over the baseline's: what a change
+costs, measured side by side.
 """
 
 from __future__ import annotations
@@ -80,15 +83,16 @@ def shown_command(name: str) -> str:
 
 
 def run_once(name: str, args: list[str], tmp: str, subs: str,
-             expected: int = 0) -> tuple[float, float, float]:
+             expected: int = 0, root: Path = ROOT) -> tuple[float, float, float]:
     """(wall seconds, CPU seconds, peak resident MB) of one fresh process: the CPU is the process's
-    and its children's (a lab's or a grading run's jobs included), the peak the largest of them."""
-    head = [sys.executable, str(ROOT / "bench" / "floor.py")] if name == FLOOR else \
+    and its children's (a lab's or a grading run's jobs included), the peak the largest of them.
+    ``root``: the checkout whose ol runs (its folder is the first on ``python -m``'s path)."""
+    head = [sys.executable, str(root / "bench" / "floor.py")] if name == FLOOR else \
         [sys.executable, "-m", "harness"]
     out = tempfile.mkdtemp(prefix=f"{name}-", dir=tmp)
     cmd = [*head, *[a.format(out=out, subs=subs) for a in args]]
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     assert proc.stderr is not None
     err = proc.stderr.read().decode(errors="replace")
     _, status, usage = os.wait4(proc.pid, 0)
@@ -154,6 +158,9 @@ def main() -> int:
     parser.add_argument("--mutmut", action="store_true",
                         help="also run `ol audit M07.6 --mutmut` once: the lab's cost per mutant "
                              "against mutmut's, in that same run (needs the audit extra)")
+    parser.add_argument("--baseline", type=Path, default=None, metavar="DIR",
+                        help="also run each command from the ol checkout DIR, interleaved, and "
+                             "print this tree's medians over its")
     opts = parser.parse_args()
     names = list(COMMANDS) if opts.only is None else [
         n for n in COMMANDS if n in opts.only or any(n in GROUPS[g] for g in opts.only if g in GROUPS)]
@@ -167,6 +174,8 @@ def main() -> int:
     times: dict[str, list[float]] = {name: [] for name in names}
     peaks: dict[str, list[float]] = {name: [] for name in names}
     cpus: dict[str, list[float]] = {name: [] for name in names}
+    base_times: dict[str, list[float]] = {name: [] for name in names}
+    base_cpus: dict[str, list[float]] = {name: [] for name in names}
     with tempfile.TemporaryDirectory() as tmp:
         subs = make_submissions(tmp)
         for _ in range(opts.repeat):
@@ -175,6 +184,11 @@ def main() -> int:
                 times[name].append(seconds)
                 cpus[name].append(cpu)
                 peaks[name].append(peak)
+                if opts.baseline is not None:
+                    seconds, cpu, _ = run_once(name, COMMANDS[name], tmp, subs,
+                                               EXIT_CODES.get(name, 0), opts.baseline.resolve())
+                    base_times[name].append(seconds)
+                    base_cpus[name].append(cpu)
         mutmut = mutmut_figures(tmp) if opts.mutmut else None
     med = {name: statistics.median(v) for name, v in times.items()}
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
@@ -212,6 +226,15 @@ def main() -> int:
     for a, b, label in SAME_RUN:
         if a in med and b in med:
             print(f"- {label}: {med[a] / med[b]:.2f}")
+    if opts.baseline is not None:
+        print(f"\nthis tree against the baseline {opts.baseline} (medians, same run, interleaved):\n")
+        print("| command | wall s | baseline wall s | ratio | CPU s | baseline CPU s | ratio |")
+        print("|---|---|---|---|---|---|---|")
+        for name in names:
+            wall, base = med[name], statistics.median(base_times[name])
+            cpu, base_cpu = statistics.median(cpus[name]), statistics.median(base_cpus[name])
+            print(f"| `{shown_command(name)}` | {wall:.2f} | {base:.2f} | {wall / base:.3f} "
+                  f"| {cpu:.2f} | {base_cpu:.2f} | {cpu / base_cpu:.3f} |")
     if mutmut is not None:
         ratio = mutmut["lab_s_per_mutant"] / mutmut["mutmut_s_per_mutant"]
         print(f"- `ol audit M07.6 --mutmut`, one run: ol lab {mutmut['lab_s_per_mutant']:.3f} s "
