@@ -33,7 +33,9 @@ def test_reference_passes_in_process_and_isolated(capsys, tmp_path):
     assert main(["check", "M07.6", "--target", "reference"]) == 0
     out = capsys.readouterr().out
     size = len(collect(load_course().module("M07.6")))  # the chapter's 19 tests and ol's own
-    assert f"M07.6: {size} passed, 0 failed (verdict: pass)" in out
+    module = load_course().module("M07.6")
+    top = sum(module.points_of(info.name) for info, _ in collect(module))  # course.toml's points
+    assert f"M07.6: {size} passed, 0 failed, score {top:g}/{top:g} (verdict: pass)" in out
     report = tmp_path / "r.json"
     assert main(["check", "M07.6", "--workspace", str(REFERENCE_WS), "--json", str(report)]) == 0
     out = capsys.readouterr().out
@@ -52,7 +54,8 @@ def test_fresh_stubs_fail_every_test_as_not_implemented(module_id, tmp_path, cap
     ref_deps = ["--ref-deps"] if module.needs else []
     assert main(["check", module_id, "--workspace", str(tmp_path), *ref_deps]) == 1
     out = capsys.readouterr().out
-    assert f"{module_id}: 0 passed, {count} failed (verdict: fail)" in out
+    top = sum(module.points_of(info.name) for info, _ in collect(module))
+    assert f"{module_id}: 0 passed, {count} failed, score 0/{top:g} (verdict: fail)" in out
     assert out.count("not implemented yet") == count
     assert "Traceback" not in out
 
@@ -74,7 +77,8 @@ def test_reports_are_written(tmp_path, capsys):
     assert main(args) == EXIT_PARTIAL  # -k: a partial run, no verdict (never 0, a full pass)
     assert json.loads(paths["json"].read_text())["passed"] == 2
     assert paths["junit"].read_text().startswith("<?xml")
-    assert json.loads(paths["gradescope"].read_text())["score"] == 2
+    gradescope = json.loads(paths["gradescope"].read_text())
+    assert (gradescope["score"], gradescope["max_score"]) == (3, 25)  # the example's law: 2 points
 
 
 def test_diff_needs_a_pass_of_exactly_the_current_file(tmp_path, capsys):

@@ -55,7 +55,7 @@ def test_a_hostile_message_is_shown_escaped_and_the_verdict_stays_fail(tmp_path)
     assert err == ""
     assert "\\x1b[2K\\x1b[1A\\x1b[2K" in out and "\\x1b]0;title\\x07" in out and "\\ud800" in out
     summary = [line for line in out.splitlines() if line.startswith("M07.6: ")]
-    assert len(summary) == 1 and summary[0].endswith("failed (verdict: fail)")
+    assert len(summary) == 1 and summary[0].endswith("/25 (verdict: fail)")
     assert "FAILED: test_hand_example" in out or "ERROR: test_hand_example" in out
 
     doc = json.loads(reports["json"].read_text(encoding="utf-8"))
@@ -69,7 +69,7 @@ def test_a_hostile_message_is_shown_escaped_and_the_verdict_stays_fail(tmp_path)
     assert not has_unsafe(reports["junit"].read_text(encoding="utf-8"))
 
     grades = json.loads(reports["gradescope"].read_text(encoding="utf-8"))
-    assert grades["score"] == doc["passed"] < grades["max_score"]
+    assert grades["score"] == doc["score"] < grades["max_score"] == doc["max_score"]
     assert not any(has_unsafe(t["output"]) for t in grades["tests"])
     assert any("\\x1b[2K" in t["output"] for t in grades["tests"])
 

@@ -69,4 +69,4 @@ def test_the_largest_limits_still_pass_correct_code(tmp_path, capsys):
                     ignore=shutil.ignore_patterns("__pycache__"))
     assert main(["check", "M07.6", "--workspace", str(ws), "-k", "hand_example",
                  "--timeout", "3600", "--memory-mb", str(MEMORY_MB_MAX)]) == 4  # -k: partial, no failure
-    assert "2 passed, 0 failed, 18 not run (-k hand_example)" in capsys.readouterr().out
+    assert "2 passed, 0 failed, 18 not run (-k hand_example), score 3/25" in capsys.readouterr().out

@@ -714,10 +714,14 @@ def test_the_reports_are_the_parents(suite: Suite, case: str) -> None:
     assert int(junit.get("failures")) + int(junit.get("errors")) == failing
     assert int(junit.get("tests")) == len(TESTS)
     gradescope = json.loads((run.reports / "results.json").read_text())
-    assert (gradescope["score"], gradescope["max_score"]) == (len(TESTS) - failing, len(TESTS))
+    passing = [t for t in gradescope["tests"] if t["status"] == "passed"]
+    assert len(passing) == len(TESTS) - failing and len(gradescope["tests"]) == len(TESTS)
+    assert gradescope["score"] == sum(t["score"] for t in passing) == sum(t["max_score"] for t in passing)
+    assert gradescope["max_score"] == sum(t["max_score"] for t in gradescope["tests"])
     for path in run.reports.iterdir():
         assert token not in path.read_text(errors="replace"), path
-    summary = f"M07.6: {len(TESTS) - failing} passed, {failing} failed (verdict: {verdict})"
+    summary = (f"M07.6: {len(TESTS) - failing} passed, {failing} failed, score "
+               f"{gradescope['score']}/{gradescope['max_score']} (verdict: {verdict})")
     assert summary in run.stdout
     assert "(verdict: pass)" not in run.stdout or case == "correct"
     # What the student printed is shown under its failure, quoted ("| ...", escaped), never as a

@@ -127,7 +127,7 @@ def test_a_label_from_a_submission_is_shown_not_obeyed(monkeypatch):
 # -- the commands' progress -------------------------------------------------------------------
 
 ROW = {"submission": "alice", "verdict": "pass", "tests": 20, "passed": 20, "failed": 0,
-       "time_s": 1.25, "message": ""}
+       "score": 25, "max_score": 25, "time_s": 1.25, "message": ""}
 
 
 @needs_rich
@@ -147,7 +147,7 @@ def test_grade_keeps_its_lines_and_draws_the_bar_on_a_terminal(capsys):
          "4 processes"),
         ("cases: public, recorded in the gradebook (replay one submission: ol check M07.6 "
          "--workspace /subs/NAME --seed public)"),
-        "  [1/2] alice                pass      20 passed,   0 failed     1.2 s",
+        "  [1/2] alice                pass      20 passed,   0 failed  score 25/25     1.2 s",
         "  [2/2] bob                  error    no python/ folder",
     ]
     assert "grade M07.6" in buffer.getvalue() and "submissions" in buffer.getvalue()
