@@ -430,10 +430,25 @@ def entry() -> int:
     collector's last passes over everything the run built (about 70 ms of each command, measured:
     ``docs/performance.md``). Every object is still freed and every ``atexit`` handler still runs;
     what a command must clean up it has cleaned up inside ``main``. Not for callers of ``main``
-    that go on running: a frozen object is never collected."""
+    that go on running: a frozen object is never collected.
+
+    Before anything imports numpy, its BLAS gets one thread (unless the caller chose a number):
+    ol's own arithmetic is on vectors of a few dozen numbers, where a pool of BLAS threads only
+    costs its start and its memory (``docs/performance.md``); the workers run with one already."""
+    single_threaded_blas()
     code = main()
     gc.freeze()
     return code
+
+
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def single_threaded_blas() -> None:
+    """One BLAS thread for this process and its children, where the environment names none; of
+    effect only before numpy is imported (OpenBLAS reads it once, at load)."""
+    for name in BLAS_THREADS:
+        os.environ.setdefault(name, "1")
 
 
 def _one_line(text: str) -> str:

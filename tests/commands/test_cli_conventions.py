@@ -266,3 +266,35 @@ def test_the_ol_command_is_entry_which_returns_mains_exit_code_and_skips_the_las
                           text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
                           timeout=60, check=False)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+# -- one BLAS thread in ol's own process (#27 item 6) ----------------------------------------------
+
+def _threads_after_numpy(prelude: str, env: dict[str, str]) -> tuple[int, str]:
+    code = (prelude + "import os, numpy\n"
+            "status = open('/proc/self/status').read().split('Threads:')[1].split()[0]\n"
+            "print(status, os.environ.get('OPENBLAS_NUM_THREADS'))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=60, check=True).stdout.split()
+    return int(out[0]), out[1]
+
+
+def test_ol_gives_numpy_one_blas_thread_unless_told_otherwise():
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                                                          "MKL_NUM_THREADS")}
+    prelude = "from harness.cli import single_threaded_blas\nsingle_threaded_blas()\n"
+    assert _threads_after_numpy(prelude, env) == (1, "1")  # no BLAS pool beside the main thread
+    assert _threads_after_numpy(prelude, {**env, "OPENBLAS_NUM_THREADS": "2"})[1] == "2"  # the caller's
+
+
+def test_the_entry_point_sets_it_before_main(monkeypatch):
+    from harness import cli
+
+    seen = {}
+    for name in cli.BLAS_THREADS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(cli, "main", lambda: seen.update(
+        {n: os.environ.get(n) for n in cli.BLAS_THREADS}) or 0)
+    monkeypatch.setattr(cli.gc, "freeze", lambda: None)
+    assert cli.entry() == 0
+    assert seen == dict.fromkeys(cli.BLAS_THREADS, "1")
