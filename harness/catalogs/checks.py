@@ -69,6 +69,29 @@ def impossible_words(counts, expected) -> str:
                      "probability is 0" for i in ids)
 
 
+LOOKS = (16, 8, 4, 2, 1)  # a sampled test looks after 1/16, 1/8, 1/4, 1/2 and all of its draws
+
+
+def looks(calls: Sequence[Any]) -> list[tuple[int, Sequence[Any]]]:
+    """The calls of a sampled test in the chunks between its looks: ``(calls made once the chunk
+    is answered, the chunk)``. A test stops at the first look after an error or a draw of an id
+    of probability 0 (either fails it, whatever the rest would give), so code that breaks at draw
+    3 is told after 1250 draws, not 20000. A pass still takes every draw, and the chi-square is
+    computed on all of them only: looking for the impossible spends none of the alpha."""
+    ends = sorted({max(1, len(calls) // d) for d in LOOKS} | {len(calls)})
+    out, start = [], 0
+    for end in ends:
+        if end > start:
+            out.append((end, calls[start:end]))
+            start = end
+    return out
+
+
+def drawn_words(made: int, draws: int) -> str:
+    """``20000 draws`` for a whole run, ``the first 1250 of 20000 draws`` for one stopped early."""
+    return f"{draws} draws" if made >= draws else f"the first {made} of {draws} draws"
+
+
 def chi_square(observed, expected) -> tuple[float, float]:
     """Pearson's statistic and its p-value, exactly as ``scipy.stats.chisquare`` gives them.
 

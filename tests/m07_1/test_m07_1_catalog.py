@@ -93,3 +93,31 @@ def test_a_prefix_sum_by_builtin_sum_fails_on_3_12_and_says_compensated():
         assert pitfall == 3 and "Neumaier" in hint and "3.11" in hint
     else:
         assert answers == [catalog.contract_id(p, u) for p, u in calls]
+
+
+def test_the_chi_square_stops_at_the_first_look_after_an_impossible_draw():
+    """#27 item 4: an id of probability 0 returned at call 100 is seen at the first look."""
+    import pytest
+
+    from harness.catalogs.checks import CatalogFailure
+    from harness.engine.course import load_course
+    from harness.engine.own_code import reference_copy
+    from harness.engine.target import InProcessTarget
+
+    module = load_course().module("M07.1")
+    probs = catalog.chi_square_probs()
+    zero = next((i for i, p in enumerate(probs) if p == 0), None)
+    if zero is None:
+        pytest.skip("the public chi-square distribution has no id of probability 0")
+    ref = reference_copy(module, "ol_m07_1_impossible")
+    real, state = ref.sample_categorical, {"calls": 0}
+
+    def sample(p, u):
+        state["calls"] += 1
+        return zero if state["calls"] == 100 else real(p, u)
+
+    ref.sample_categorical = sample
+    target = InProcessTarget("impossible", ref, module.functions, load_course().returns)
+    with pytest.raises(CatalogFailure, match=f"^the first {catalog.CHI_SQUARE_DRAWS // 16} of "):
+        catalog.chi_square_trial(target, 1)
+    assert state["calls"] == catalog.CHI_SQUARE_DRAWS // 16

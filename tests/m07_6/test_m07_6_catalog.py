@@ -57,6 +57,53 @@ def test_one_draw_of_an_impossible_id_fails_the_chi_square_by_name():
         catalog.chi_square_trial(target, catalog.CHI_SQUARE_SEED)
 
 
+def counting_target(name: str, wrong_at: int | None, wrong):
+    """The reference's ``speculative_step``, answering ``wrong(args)`` at call ``wrong_at``, and
+    counting its calls."""
+    ref = reference_copy(MODULE, name)
+    real = ref.speculative_step
+    state = {"calls": 0}
+
+    def step(*args):
+        state["calls"] += 1
+        return wrong(args) if state["calls"] == wrong_at else real(*args)
+
+    ref.speculative_step = step
+    return InProcessTarget(name, ref, MODULE.functions, load_course().returns), state
+
+
+def test_a_sampled_test_stops_at_the_first_look_after_an_impossible_draw():
+    """#27 item 4: drawn at call 1000, seen at the first look (draw 1250), not after 20000."""
+    zero = catalog.chi_square_inputs()[0].index(0.0)
+    target, state = counting_target("ol_impossible_early", 1000, lambda args: (zero, False))
+    with pytest.raises(CatalogFailure, match="^the first 1250 of 20000 draws of speculative_step"):
+        catalog.chi_square_trial(target, catalog.CHI_SQUARE_SEED)
+    assert state["calls"] == 1250 == catalog.CHI_SQUARE_DRAWS // 16
+
+
+def test_a_sampled_test_stops_at_the_first_look_after_an_error():
+    def boom(args):
+        raise ZeroDivisionError("float division by zero")
+
+    target, state = counting_target("ol_error_early", 3, boom)
+    with pytest.raises(CatalogFailure, match="ZeroDivisionError"):
+        catalog.chi_square_trial(target, catalog.CHI_SQUARE_SEED)
+    assert state["calls"] == 1250
+
+
+def test_a_passing_sampled_test_takes_every_draw():
+    target, state = counting_target("ol_correct", None, lambda args: None)
+    counts, _, _, pvalue = catalog.chi_square_trial(target, catalog.CHI_SQUARE_SEED)
+    assert state["calls"] == sum(counts) == catalog.CHI_SQUARE_DRAWS and pvalue >= catalog.CHI_SQUARE_ALPHA
+
+
+def test_the_looks_cover_every_call_once():
+    for n in (1, 2, 3, 15, 16, 17, 1000, 20000):
+        chunks = support.looks(list(range(n)))
+        assert [c for _, chunk in chunks for c in chunk] == list(range(n))
+        assert [end for end, _ in chunks] == sorted({max(1, n // d) for d in support.LOOKS} | {n})
+
+
 # -- the run seed: public cases, hidden ones, and replays ----------------------------------------
 
 def families() -> dict[str, object]:

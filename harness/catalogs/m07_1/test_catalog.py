@@ -29,9 +29,11 @@ from harness.catalogs.checks import (
     CatalogFailure,
     called,
     chi_square,
+    drawn_words,
     expect,
     fmt,
     law_table,
+    looks,
     merge_small,
 )
 from harness.catalogs.metadata import case
@@ -606,31 +608,36 @@ def chi_square_trial(target, seed: int, draws: int = CHI_SQUARE_DRAWS):
     """One seeded chi-square of ``sample_categorical`` against probs: (counts, expected, stat, pvalue)."""
     probs = chi_square_probs()
     counts = [0] * len(probs)
-    answers = map_calls(target, chi_square_calls(seed, draws))
-    for r in answers:
-        if r.error is not None:
-            hint, pitfall = error_cause(list(probs), r.args[1], False)
-            if type(r.args[0]) is not list:  # the same numbers as a list: is it the tuple it refuses?
-                again = target.map(FN, [(list(r.args[0]), r.args[1])])[0]
-                if again.error is None:
-                    hint, pitfall = ("; the same numbers as a list are answered, and a tuple of "
-                                     "floats is valid wherever a list is"), 10
-            raise CatalogFailure(f"{called(FN, r.args)} {fmt(r.error)}; expected "
-                                 f"{contract_id(probs, r.args[1])}: every argument is valid{hint}", pitfall)
-        if type(r.value) is bool or not 0 <= r.value < len(probs):
-            raise CatalogFailure(f"{called(FN, r.args)} returned {fmt(r.value)}, not an id in "
-                                 f"[0, {len(probs)}); expected {contract_id(probs, r.args[1])}",
-                                 4 if r.args[1] >= ltr_sum(probs) else None)
-        counts[int(r.value)] += 1
-    # An id with probability 0 expects 0 draws: pooled, the chi-square could not see it drawn.
-    impossible = {i: c for i, c in enumerate(counts) if c and not probs[i] > 0}
-    if impossible:
-        i = min(impossible)
-        u = next(r.args[1] for r in answers if r.value == i)
-        raise CatalogFailure(f"{draws} draws of {FN}(probs, u) with u from PCG32 (seed {seed}) "
-                             f"returned id {i}, which has probability {probs[i]!r}, {impossible[i]} "
-                             f"times (first at u = {u!r}); expected {contract_id(probs, u)}: an id "
-                             f"with probability 0 is never returned\n  probs = {list(probs)}", 2)
+    answers: list = []
+    for made, chunk in looks(chi_square_calls(seed, draws)):  # stops at the first impossible look
+        results = map_calls(target, chunk)
+        answers += results
+        for r in results:
+            if r.error is not None:
+                hint, pitfall = error_cause(list(probs), r.args[1], False)
+                if type(r.args[0]) is not list:  # the same numbers as a list: the tuple it refuses?
+                    again = target.map(FN, [(list(r.args[0]), r.args[1])])[0]
+                    if again.error is None:
+                        hint, pitfall = ("; the same numbers as a list are answered, and a tuple of "
+                                         "floats is valid wherever a list is"), 10
+                raise CatalogFailure(f"{called(FN, r.args)} {fmt(r.error)}; expected "
+                                     f"{contract_id(probs, r.args[1])}: every argument is valid{hint}",
+                                     pitfall)
+            if type(r.value) is bool or not 0 <= r.value < len(probs):
+                raise CatalogFailure(f"{called(FN, r.args)} returned {fmt(r.value)}, not an id in "
+                                     f"[0, {len(probs)}); expected {contract_id(probs, r.args[1])}",
+                                     4 if r.args[1] >= ltr_sum(probs) else None)
+            counts[int(r.value)] += 1
+        # An id with probability 0 expects 0 draws: pooled, the chi-square could not see it drawn.
+        impossible = {i: c for i, c in enumerate(counts) if c and not probs[i] > 0}
+        if impossible:
+            i = min(impossible)
+            u = next(r.args[1] for r in answers if r.value == i)
+            raise CatalogFailure(f"{drawn_words(made, draws)} of {FN}(probs, u) with u from PCG32 "
+                                 f"(seed {seed}) returned id {i}, which has probability "
+                                 f"{probs[i]!r}, {impossible[i]} times (first at u = {u!r}); expected "
+                                 f"{contract_id(probs, u)}: an id with probability 0 is never "
+                                 f"returned\n  probs = {list(probs)}", 2)
     expected = [draws * p for p in probs]
     obs, exp = merge_small(counts, expected)
     stat, pvalue = chi_square(obs, exp)

@@ -21,10 +21,12 @@ from harness.catalogs.checks import (
     CatalogFailure,
     called,
     chi_square,
+    drawn_words,
     expect,
     fmt,
     impossible_words,
     law_table,
+    looks,
     merge_small,
     raised_name,
 )
@@ -939,25 +941,25 @@ def chi_square_trial(target, seed: int, draws: int = CHI_SQUARE_DRAWS, answers: 
 
     ``answers``, if given, receives every (call, answer) for the failure's diagnosis."""
     p, q = chi_square_inputs()
-    calls = chi_square_calls(seed, draws)
     counts = [0] * len(p)
-    for r in target.map("speculative_step", calls):
-        if r.error is not None:
-            behind = residual_behind(target, p, q)
-            raise raised_on_valid("speculative_step", r, behind[0] if behind else None,
-                                  f" ({behind[1]})" if behind else "")
-        token = int(r.value[0])
-        if not 0 <= token < len(p):
-            raise CatalogFailure(f"{called('speculative_step', r.args)} returned id {token}, "
-                                 f"outside [0, {len(p)})", 5)
-        counts[token] += 1
-        if answers is not None:
-            answers.append((r.args, step_value(r.value)))
+    for made, chunk in looks(chi_square_calls(seed, draws)):  # stops at the first impossible look
+        for r in target.map("speculative_step", chunk):
+            if r.error is not None:
+                behind = residual_behind(target, p, q)
+                raise raised_on_valid("speculative_step", r, behind[0] if behind else None,
+                                      f" ({behind[1]})" if behind else "")
+            token = int(r.value[0])
+            if not 0 <= token < len(p):
+                raise CatalogFailure(f"{called('speculative_step', r.args)} returned id {token}, "
+                                     f"outside [0, {len(p)})", 5)
+            counts[token] += 1
+            if answers is not None:
+                answers.append((r.args, step_value(r.value)))
+        impossible = impossible_words(counts, [made * a for a in p])
+        if impossible:
+            raise CatalogFailure(f"{drawn_words(made, draws)} of speculative_step (x ~ q, seed {seed}): "
+                                 f"{impossible}, so the output is not p, whatever the chi-square says", 5)
     expected = [draws * a for a in p]
-    impossible = impossible_words(counts, expected)
-    if impossible:
-        raise CatalogFailure(f"{draws} draws of speculative_step (x ~ q, seed {seed}): {impossible}, so "
-                             "the output is not p, whatever the chi-square says", 5)
     obs, exp = merge_small(counts, expected)
     stat, pvalue = chi_square(obs, exp)
     return counts, expected, stat, pvalue
