@@ -199,10 +199,15 @@ import os, time
 
 def hog(children, mb):
     """``children`` processes that each touch ``mb`` MiB (each far below RLIMIT_AS), waiting
-    until all are up; True if every one of them held its memory."""
+    until all are up; True if every one of them held its memory and is still alive (the OOM
+    killer may take a child that had already touched its memory, to make room for the next)."""
     r, w = os.pipe()
+    pids = []
     for _ in range(children):
-        if os.fork() == 0:
+        pid = os.fork()
+        if pid:
+            pids.append(pid)
+        else:
             block = bytearray(mb << 20)
             for i in range(0, len(block), 4096):
                 block[i] = 1
@@ -217,7 +222,9 @@ def hog(children, mb):
             got += len(os.read(r, 64))
         except BlockingIOError:
             time.sleep(0.05)
-    return got == children
+    time.sleep(0.5)
+    alive = sum(os.waitpid(pid, os.WNOHANG) == (0, 0) for pid in pids)
+    return got == children and alive == children
 '''
 
 
