@@ -96,15 +96,14 @@ def check_error(request: CheckRequest, workspace: str | None, message: str) -> R
     """The result of a check that could not start (a syntax error, a failed import, a missing
     dependency): no test, every test of the catalog not run, the one-line ``message``; what
     ``ol check`` writes into each report asked for, so a report says what went wrong."""
+    from harness.engine.course import load_course
     from harness.engine.results import RunResult
+    from harness.engine.runner import catalog_points
 
     target = {"student": f"workspace {workspace}", "reference": "reference"}.get(
         request.target, f"mutant {request.target}")
-    from harness.engine.course import load_course
-
     try:
-        module = load_course().module(request.module_id)
-        points = {info.name: module.points_of(info.name) for info, _ in _catalog(request.module_id)}
+        points = catalog_points(load_course().module(request.module_id))
     except Exception:  # noqa: BLE001 - a catalog that cannot load is itself the error reported
         points = {}
     return RunResult(request.module_id, workspace or "", target, (), seed=request.seed,

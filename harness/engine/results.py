@@ -78,6 +78,11 @@ def points_value(points: float) -> int | float:
     return int(points) if float(points).is_integer() else round(float(points), 6)
 
 
+def score_text(score: float, max_score: float) -> str:
+    """``21/25`` (``2.5/10`` where points are not whole): a score as every report shows it."""
+    return f"{points_value(score)}/{points_value(max_score)}"
+
+
 @dataclass(frozen=True)
 class TestResult:
     __test__ = False  # not a pytest test class

@@ -207,6 +207,12 @@ def _fail_closed(target: Target, outcome: Outcome, message: str, pitfall: int | 
     return outcome, message, pitfall
 
 
+def catalog_points(module: Module, cases: list | None = None) -> dict[str, float]:
+    """Points per test of ``module``'s whole catalog (``cases``: collected already), as
+    course.toml's ``[points]`` gives them: what every run's score is counted in."""
+    return {info.name: module.points_of(info.name) for info, _ in (cases or collect(module))}
+
+
 def run_catalog(module: Module, target: Target, workspace: str, pattern: str | None = None,
                 limit: float | None = IN_PROCESS_TEST_LIMIT_S,
                 on_result: Callable[[TestResult], None] | None = None,
@@ -244,4 +250,4 @@ def run_catalog(module: Module, target: Target, workspace: str, pattern: str | N
             on_result(result)
     return RunResult(module.id, workspace, target.label, tuple(results),
                      time.perf_counter() - start, seed=seed, notes=notes,
-                     points={info.name: module.points_of(info.name) for info, _ in every})
+                     points=catalog_points(module, every))

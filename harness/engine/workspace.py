@@ -387,7 +387,7 @@ def _check_imports(trees: dict[str, ast.Module], copy: dict[str, bytes], staged:
     tops = {rel.split("/")[1].removesuffix(".py") for rel in staged.files} | {"tinyllm"}
     for rel, tree in trees.items():
         package = _dotted(rel).rpartition(".")[0]
-        for line, name, names in _imports(tree, package):
+        for line, name, names in imports_of(tree, package):
             missing = _not_staged(name, names, modules, packages, tops)
             if missing is not None:
                 raise HarnessError(
@@ -396,7 +396,7 @@ def _check_imports(trees: dict[str, ast.Module], copy: dict[str, bytes], staged:
                     f"it needs, under ol's own empty package files", f"move that code into {rel}")
 
 
-def _imports(tree: ast.Module, package: str):
+def imports_of(tree: ast.Module, package: str):
     """``(line, module, names imported from it)`` of every import in ``tree``, relative ones
     resolved against ``package``."""
     for node in ast.walk(tree):

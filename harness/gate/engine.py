@@ -26,7 +26,7 @@ from typing import Any
 
 from harness.engine.course import Course, Module, load_course
 from harness.engine.requests import GateRequest
-from harness.engine.results import RunResult, points_value
+from harness.engine.results import RunResult, points_value, score_text
 from harness.engine.serial import reading, rerun_command, tagged, untag
 from harness.engine.workspace import Workspace, module_state
 from harness.errors import HarnessError
@@ -63,7 +63,7 @@ class ModuleGate:
 
         head = f"  {self.module:<{width}}  {self.status:<7}"
         if self.run is not None:
-            score = f"{points_value(self.score)}/{points_value(self.max_score)}"
+            score = score_text(self.score, self.max_score)
             return (f"{head}  {self.run.passed:>3} passed, {self.run.failed:>3} failed"
                     f"  score {score:>5}  {self.duration_s:6.1f} s")
         return f"{head}  {printable(self.message)}"
@@ -122,8 +122,7 @@ class GateResult:
         counts = ", ".join(f"{self.count(s)} {s}" for s in STATUSES)
         score = sum(m.score for m in self.modules)
         top = sum(m.max_score for m in self.modules)
-        return (f"{self.milestone}: {counts}, score {points_value(score)}/{points_value(top)} "
-                f"(verdict: {self.verdict})")
+        return f"{self.milestone}: {counts}, score {score_text(score, top)} (verdict: {self.verdict})"
 
     def to_json(self) -> dict[str, Any]:
         return tagged("GateResult", FORMAT_VERSION, {
@@ -213,13 +212,13 @@ def _blockers(module: Module, course: Course, ws: Workspace, done: dict[str, Mod
     return tuple(blockers), f"by {', '.join(reasons)}" if blockers else ""
 
 
-def catalog_points(module: Module) -> float:
+def catalog_total(module: Module) -> float:
     """The points of ``module``'s whole catalog (0 when it has none)."""
-    from harness.engine.runner import collect
+    from harness.engine.runner import catalog_points
 
     if catalog_problem(module) is not None:
         return 0.0
-    return float(sum(module.points_of(info.name) for info, _ in collect(module)))
+    return float(sum(catalog_points(module).values()))
 
 
 def check_one(module: Module, ws: Workspace, ref_deps: bool, seed: int | None = None) -> ModuleGate:
@@ -237,7 +236,7 @@ def check_one(module: Module, ws: Workspace, ref_deps: bool, seed: int | None = 
     except HarnessError as exc:
         return ModuleGate(module.id, module.title, "error", message=exc.message,
                           duration_s=time.perf_counter() - start,
-                          catalog_points=catalog_points(module))
+                          catalog_points=catalog_total(module))
     return ModuleGate(module.id, module.title, run.verdict, run,
                       duration_s=time.perf_counter() - start)
 
@@ -257,7 +256,7 @@ def run_gate(request: GateRequest, ws: Workspace,
         blockers, reason = _blockers(module, course, ws, done, ref_deps)
         if blockers:
             outcome = ModuleGate(module.id, module.title, "blocked", message=reason,
-                                 blocked_by=blockers, catalog_points=catalog_points(module))
+                                 blocked_by=blockers, catalog_points=catalog_total(module))
         else:
             outcome = check_one(module, ws, ref_deps, seed)
         done[module_id] = outcome

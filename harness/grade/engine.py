@@ -83,8 +83,8 @@ class Plan:
     skipped: list[dict[str, str]]  # entries of the folder that are no submission, and why
 
 
-def plan(folder: Path, book: Gradebook, staging: Path, keep_files: bool = False,
-         module_file: str = "tinyllm/prob/rejection.py") -> Plan:
+def plan(folder: Path, book: Gradebook, staging: Path, module_file: str,
+         keep_files: bool = False) -> Plan:
     """What to grade now: every submission without a current row in the gradebook.
 
     The submissions are found in every shape (``harness.grade.intake``: workspaces, folders
@@ -113,18 +113,13 @@ def plan(folder: Path, book: Gradebook, staging: Path, keep_files: bool = False,
         except HarnessError as exc:
             _refused(result, book, name, renamed_text(exc.message, path, name), sub.shape)
             continue
+        ident = identity(staged.files.get(f"python/{module_file}"))
         if book.is_current(name, staged.digest):
             result.unchanged.append(name)
-            # Recomputed on every run: a tree's digest (``ast.dump``) is of this Python's.
-            book.rows[name]["identity"] = identity(staged.files.get(f"python/{module_file}"))
-        elif not (path / "python" / "tinyllm").is_dir():  # python/ is no link: staging said so
-            result.rejected.append(_setup_row(
-                name, staged.digest, f"{name} is not a workspace: it has no python/tinyllm",
-                sub.shape))
-        else:
+            book.rows[name]["identity"] = ident  # of this run's Python: ``ast.dump`` changes
+        else:  # intake took it as a workspace: python/tinyllm is there, and no link (staged)
             result.jobs.append(Job(name, path, staged.digest, staged.files if keep_files else {},
-                                   identity(staged.files.get(f"python/{module_file}")),
-                                   sub.shape))
+                                   ident, sub.shape))
     return result
 
 
@@ -412,7 +407,7 @@ def _grade_staged(request: GradeRequest, module: Module, folder: Path, book: Gra
                   settings: dict[str, Any], events: GradeEvents, resumed: bool,
                   staging: Path) -> GradeOutcome:
     dask = request.executor == "dask"
-    todo = plan(folder, book, staging, keep_files=dask, module_file=module.file)
+    todo = plan(folder, book, staging, module.file, keep_files=dask)
     book.skipped = todo.skipped
     events.skipped(todo.skipped)
     names = {*todo.unchanged, *(r["submission"] for r in todo.rejected),

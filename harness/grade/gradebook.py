@@ -25,7 +25,6 @@ import datetime as dt
 import hashlib
 import io
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,9 +42,10 @@ from harness.engine.results import points_value
 from harness.engine.seeding import describe, is_run_seed
 from harness.engine.serial import reading, rerun_command, tagged, untag
 from harness.engine.stubs import stub_source
+from harness.engine.workspace import imports_of
 from harness.errors import HarnessError
 from harness.grade.integrity import flags_of, groups, identity
-from harness.sandbox.staging import as_text, text_of_name
+from harness.sandbox.staging import as_text
 
 JSON_NAME, CSV_NAME = "gradebook.json", "gradebook.csv"
 KIND = "ol-gradebook"
@@ -59,21 +59,7 @@ SCORES_NAME = "scores.csv"
 SCORES_COLUMNS = ("submission", "score", "max_score", "verdict")
 
 
-# -- what a submission is ----------------------------------------------------------------------------
-
-def submissions_in(folder: Path) -> list[tuple[str, Path]]:
-    """The submissions: every subdirectory of ``folder`` not starting with a dot, as
-    ``(name, path)`` by name. The name is the folder's name as text (``text_of_name``: bytes
-    that are not UTF-8 as ``\\xff``), the one the gradebook shows and keys its row by."""
-    try:
-        entries = list(os.scandir(folder))
-    except OSError as exc:
-        raise HarnessError(f"cannot list {text_of_name(str(folder))}: {exc.strerror or exc}",
-                           "give the folder that holds one workspace per student") from None
-    found = [(text_of_name(e.name), Path(e.path)) for e in entries
-             if not e.name.startswith(".") and e.is_dir(follow_symlinks=False)]
-    return sorted(found, key=lambda item: (item[0], os.fsencode(item[1].name)))
-
+# -- the key of a refused submission -----------------------------------------------------------------
 
 def refusal_digest(message: str) -> str:
     """The key of a row whose tree staging refused: the same refusal, the same key."""
@@ -137,13 +123,9 @@ def _harness_imports(start: Path) -> list[Path]:
         if path in seen or not path.is_file():
             continue
         seen.add(path)
-        for node in ast.walk(ast.parse(path.read_bytes(), str(path))):
-            names: list[str] = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-            for name in names:
+        package = ".".join(path.relative_to(PACKAGE_DIR.parent).with_suffix("").parts[:-1])
+        for _, module, names in imports_of(ast.parse(path.read_bytes(), str(path)), package):
+            for name in (module, *(f"{module}.{n}" for n in names)):
                 if name == "harness" or name.startswith("harness."):
                     todo += _module_files(name)
     return sorted(seen)
@@ -182,10 +164,6 @@ class Gradebook:
         """The points of the whole catalog: every row's ``max_score``."""
         return float(sum(self.points.get(t, 1.0) for t in self.tests))
 
-    def score_of(self, outcomes: dict[str, Any]) -> float:
-        """The points of the tests that passed (an error, a refusal: none ran, 0)."""
-        return float(sum(self.points.get(t, 1.0) for t, o in outcomes.items() if o == "passed"))
-
     @property
     def seed(self) -> int | None:
         """The run seed of every row (None: the public cases); it is one of the settings."""
@@ -216,10 +194,9 @@ class Gradebook:
                 and row.get("context") == self.context and row.get("verdict") != "internal")
 
     def record(self, row: dict[str, Any]) -> None:
-        """Add or replace the row of one submission, then write both files."""
-        tests = row.get("tests") or {}
-        row = clean(dict({"pitfalls": [], "shape": "workspace", "identity": None}, **row,
-                         score=points_value(self.score_of(tests)),
+        """Add or replace the row of one submission, then write both files. Its ``score`` is its
+        run's (none for a row without one: an error, a refusal, 0) of the catalog's points."""
+        row = clean(dict({"pitfalls": [], "shape": "workspace", "identity": None, "score": 0}, **row,
                          max_score=points_value(self.max_score), context=self.context,
                          graded_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                          seed=self.seed))

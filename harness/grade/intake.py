@@ -77,7 +77,14 @@ from pathlib import Path
 from typing import Protocol
 
 from harness.errors import HarnessError, HostError, host_failure
-from harness.sandbox.staging import MAX_DEPTH, MAX_ENTRIES, text_of_name
+from harness.sandbox.staging import (
+    DIR_FLAGS,
+    MAX_DEPTH,
+    MAX_ENTRIES,
+    read_regular,
+    text_of_name,
+    walk_folders,
+)
 
 MAX_ARCHIVE = 16 << 20  # bytes of an archive file
 MAX_UNPACKED = 16 << 20  # bytes unpacked from one archive, all members together
@@ -91,8 +98,6 @@ PYTHON = "python"
 ARCHIVES = ((".tar.gz", "tar.gz"), (".tgz", "tar.gz"), (".zip", "zip"))
 TAKES = "ol takes workspace folders, .zip, .tar.gz and .tgz archives and .py files"
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _NEW_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 # What reading a hostile archive can raise besides OSError (handled apart: the machine's or not).
 _BAD_ARCHIVE = (zipfile.BadZipFile, zipfile.LargeZipFile, tarfile.TarError, zlib.error, lzma.LZMAError,
@@ -315,18 +320,10 @@ def _build(place: Path, parts: list[str], data: bytes) -> Path:
 
 def _read_file(dir_fd: int | None, name: str, shown: str, cap: int = MAX_FILE,
                what: str = "a module file") -> bytes:
-    """A regular file's bytes (never through a link, never more than ``cap`` + 1 read)."""
-    try:
-        fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
-    except OSError as exc:
-        raise _unreadable(shown, exc) from None
-    with open(fd, "rb", closefd=True) as fh:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise _Problem(f"{shown} is not a regular file")
-        try:
-            data = fh.read(cap + 1)
-        except OSError as exc:
-            raise _unreadable(shown, exc) from None
+    """A regular file's bytes (``staging.read_regular``: never through a link, never more than
+    ``cap`` + 1 read)."""
+    data = read_regular(dir_fd, name, shown, cap, lambda: _Problem(f"{shown} is not a regular file"),
+                        _unreadable)
     if len(data) > cap:
         raise _Problem(f"{shown} is over {_size(cap)}: {what} of a submission is far smaller")
     return data
@@ -345,29 +342,10 @@ class _Finder:
 
     def walk(self, root: Path) -> None:
         try:
-            top = os.open(root, _DIR_FLAGS)
+            top = os.open(root, DIR_FLAGS)
         except OSError as exc:
             raise _unreadable(self.shown, exc) from None
-        stack: list[tuple[int, str, list[str]]] = [(top, self.shown, [])]
-        try:
-            stack[-1] = (top, self.shown, self.scan(top, self.shown, 0))
-            while stack:
-                fd, rel, pending = stack[-1]
-                if not pending:
-                    stack.pop()
-                    os.close(fd)
-                    continue
-                name = pending.pop()
-                child_rel = f"{rel}/{text_of_name(name)}"
-                try:
-                    child = os.open(name, _DIR_FLAGS, dir_fd=fd)
-                except OSError as exc:
-                    raise _unreadable(child_rel, exc) from None
-                stack.append((child, child_rel, []))
-                stack[-1] = (child, child_rel, self.scan(child, child_rel, len(stack) - 1))
-        finally:
-            for fd, _, _ in stack:
-                os.close(fd)
+        walk_folders(top, self.shown, self.scan, _unreadable)
 
     def scan(self, fd: int, rel: str, depth: int) -> list[str]:
         """Look at the entries of the folder ``fd``; its subfolders to walk, last first."""

@@ -77,6 +77,7 @@ def row_of_run(run: dict[str, Any], seconds: float) -> dict[str, Any]:
         more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
         message = f"{first['name']}: {headline[:300]}{more}"
     return {"verdict": run["verdict"], "passed": run["passed"], "failed": run["failed"],
+            "score": run["score"],  # the run's own (``RunResult.score``: course.toml's points)
             "tests": {t["name"]: t["outcome"] for t in run["tests"]}, "message": message,
             "time_s": seconds, "run": run, "pitfalls": mistakes_of(run),
             # What of the sandbox its worker lacked (docs/isolation.md); empty when complete.

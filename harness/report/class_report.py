@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.grade.gradebook import VERDICTS
-from harness.report.common import md_cell, md_code
+from harness.report.common import md_cell, md_code, md_table
 from harness.report.escape import printable
 from harness.report.grade import count
 
@@ -366,15 +366,14 @@ def class_markdown(book: dict[str, Any], pitfalls: dict[str, PitfallInfo]) -> st
     if v.shapes:
         lines.append("- handed in as: " + ", ".join(f"{n} {md_cell(s)}" for s, n in v.shapes.items()))
     lines += ["", "## What the code behaves like, per pitfall", ""]
-    if v.pitfalls:
-        lines += ["Each submission is counted once per pitfall its code behaves like (the "
-                  "diagnosis's best match, or another that answers alike); most common first.", "",
-                  "| pitfall | submissions | best match | what it is | chapter section | who |",
-                  "| --- | ---: | ---: | --- | --- | --- |"]
-        lines += [f"| {md_cell(p.label)} | {len(p.names)} | {p.best} | {md_cell(p.text)} | "
-                  f"{md_cell(p.section)} | {_names(md_cell(n) for n in p.names)} |" for p in v.pitfalls]
-    else:
-        lines.append("No submission's code behaves like a pitfall.")
+    lines += md_table(
+        "| pitfall | submissions | best match | what it is | chapter section | who |",
+        "| --- | ---: | ---: | --- | --- | --- |",
+        [f"| {md_cell(p.label)} | {len(p.names)} | {p.best} | {md_cell(p.text)} | "
+         f"{md_cell(p.section)} | {_names(md_cell(n) for n in p.names)} |" for p in v.pitfalls],
+        "No submission's code behaves like a pitfall.",
+        "Each submission is counted once per pitfall its code behaves like (the diagnosis's best "
+        "match, or another that answers alike); most common first.")
     if v.unexplained:
         lines += ["", f"Failing, and named by no pitfall: {_names(md_cell(n) for n in v.unexplained)}."]
     lines += ["", "## Score distribution", "", md_cell(v.score_note) + ".", "",
@@ -384,24 +383,19 @@ def class_markdown(book: dict[str, Any], pitfalls: dict[str, PitfallInfo]) -> st
         bar = "#" * math.ceil(BAR_WIDTH * b.count / most) if b.count else ""
         lines.append(f"| {b.label} | {b.count} | {bar} |")
     lines += ["", "## Tests that failed", ""]
-    if v.tests:
-        lines += ["Most failed first; failing counts those that failed, timed out or crashed.", "",
-                  "| test | failing | failed | timed out | crashed | ran |",
-                  "| --- | ---: | ---: | ---: | ---: | ---: |"]
-        lines += [f"| `{md_code(t.name)}` | {t.failing} | {t.failed} | {t.timeout} | {t.crashed} | "
-                  f"{t.ran} |" for t in v.tests]
-    else:
-        lines.append("No test failed.")
+    lines += md_table(
+        "| test | failing | failed | timed out | crashed | ran |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        [f"| `{md_code(t.name)}` | {t.failing} | {t.failed} | {t.timeout} | {t.crashed} | {t.ran} |"
+         for t in v.tests],
+        "No test failed.", "Most failed first; failing counts those that failed, timed out or crashed.")
     if v.clean_tests:
         lines += ["", "Passed by every submission that ran them: "
                   + _names(f"`{md_code(t)}`" for t in v.clean_tests) + "."]
     lines += ["", "## Timed out, crashed, refused, errors", ""]
-    if v.troubles:
-        lines += ["| submission | what | message |", "| --- | --- | --- |"]
-        lines += [f"| {md_cell(t.name)} | {md_cell(t.what)} | {md_cell(clip(t.message))} |"
-                  for t in v.troubles]
-    else:
-        lines.append("None.")
+    lines += md_table("| submission | what | message |", "| --- | --- | --- |",
+                      [f"| {md_cell(t.name)} | {md_cell(t.what)} | {md_cell(clip(t.message))} |"
+                       for t in v.troubles], "None.")
     lines += ["", "## Identical submissions", "", f"> {md_cell(FLAG_NOTE)}", ""]
     if v.groups or v.reference:
         lines += [f"- identical to each other ({HOW.get(how, md_cell(how))}): "
@@ -412,11 +406,9 @@ def class_markdown(book: dict[str, Any], pitfalls: dict[str, PitfallInfo]) -> st
     else:
         lines.append("No submission is flagged identical.")
     lines += ["", "## Skipped", ""]
-    if v.skipped:
-        lines += ["| entry | why |", "| --- | --- |"]
-        lines += [f"| {md_cell(n)} | {md_cell(clip(why))} |" for n, why in v.skipped]
-    else:
-        lines.append("Nothing in the submissions folder was skipped.")
+    lines += md_table("| entry | why |", "| --- | --- |",
+                      [f"| {md_cell(n)} | {md_cell(clip(why))} |" for n, why in v.skipped],
+                      "Nothing in the submissions folder was skipped.")
     return printable("\n".join(lines) + "\n")
 
 

@@ -9,7 +9,7 @@ import textwrap
 from collections.abc import Callable
 from typing import Any
 
-from harness.engine.results import WRONG, Outcome, RunResult, TestResult, points_value
+from harness.engine.results import WRONG, Outcome, RunResult, TestResult, score_text
 from harness.report.escape import UNSAFE, printable
 
 # Plain markers (no emoji): they read the same in a terminal, a CI log and a step summary.
@@ -53,11 +53,6 @@ def summary_line(result: RunResult) -> str:
     else:
         verdict = f"verdict: {result.verdict}"
     return f"{result.module}: {counts} ({verdict})"
-
-
-def score_text(score: float, max_score: float) -> str:
-    """``21/25`` (``2.5/10`` where points are not whole)."""
-    return f"{points_value(score)}/{points_value(max_score)}"
 
 
 def provenance_lines(result: RunResult) -> list[str]:
@@ -191,6 +186,14 @@ def _md_escape(match: re.Match[str]) -> str:
             and text[at + 1].isalnum():
         return char  # p_x: an underscore inside a word neither opens nor closes emphasis
     return "\\" + char
+
+
+def md_table(head: str, align: str, rows: list[str], empty: str, intro: str = "") -> list[str]:
+    """A Markdown table's lines (``head`` and ``align`` as written, one line per row), after
+    ``intro`` and a blank line when given; ``[empty]`` when there is no row."""
+    if not rows:
+        return [empty]
+    return [*([intro, ""] if intro else []), head, align, *rows]
 
 
 def md_cell(text: str) -> str:

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any, Self, TextIO
 
+from harness.engine.results import score_text
 from harness.grade.engine import GradeEvents, GradeOutcome, shown
 from harness.grade.gradebook import clean
 from harness.report.progress import Progress
@@ -74,7 +75,8 @@ class GradeProgress(GradeEvents):
         self.done += 1
         width = len(str(self.total))
         if row["verdict"] in ("pass", "fail") and row.get("tests"):
-            score = f"{row.get('score', row['passed'])}/{row.get('max_score', row['passed'] + row['failed'])}"
+            score = score_text(row.get("score", row["passed"]),
+                               row.get("max_score", row["passed"] + row["failed"]))
             what = (f"{row['passed']:>3} passed, {row['failed']:>3} failed  score {score:>5}  "
                     f"{row['time_s']:6.1f} s")
             what += f"  {row['message'][:100]}" if row.get("message") else ""

@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,8 +44,8 @@ MAX_BYTES = 16 << 20  # of Python source; a workspace's modules are a few KiB ea
 SKIPPED_DIRS = ("__pycache__",)  # and every folder whose name starts with a dot
 COMPILED = (".so", ".pyd")
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # a FIFO never blocks
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # a FIFO never blocks
 
 
 @dataclass(frozen=True)
@@ -141,26 +142,7 @@ class _Walk:
             raise _link(PYTHON)
         if not stat.S_ISDIR(mode):
             raise HarnessError(f"{PYTHON} is not a folder", "python/ holds the package tinyllm/")
-        top = _open_dir(PYTHON, root_fd, PYTHON)
-        # One entry per open level: (its descriptor, its path, its subfolders left to walk).
-        stack: list[tuple[int, str, list[str]]] = []
-        try:
-            stack.append((top, PYTHON, []))
-            stack[-1] = (top, PYTHON, self.scan(top, PYTHON, 0))
-            while stack:
-                fd, rel, pending = stack[-1]
-                if not pending:
-                    stack.pop()
-                    os.close(fd)
-                    continue
-                name = pending.pop()
-                child_rel = f"{rel}/{name}"
-                child = _open_dir(name, fd, child_rel)
-                stack.append((child, child_rel, []))
-                stack[-1] = (child, child_rel, self.scan(child, child_rel, len(stack) - 1))
-        finally:
-            for fd, _, _ in stack:
-                os.close(fd)
+        walk_folders(_open_dir(PYTHON, root_fd, PYTHON), PYTHON, self.scan)
         files = dict(sorted(self.files.items()))
         return Staged(files, digest(files))
 
@@ -232,17 +214,8 @@ class _Walk:
         return subdirs
 
     def read(self, dir_fd: int, name: str, key: str, shown: str) -> None:
-        try:
-            fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
-        except OSError as exc:  # ELOOP: replaced by a link since it was looked at
-            raise _unreadable(shown, exc) from None
-        with open(fd, "rb", closefd=True) as fh:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise HarnessError(f"{shown} is not a regular file", "remove it")
-            try:
-                data = fh.read(MAX_BYTES - self.size + 1)
-            except OSError as exc:
-                raise _unreadable(shown, exc) from None
+        data = read_regular(dir_fd, name, shown, MAX_BYTES - self.size,
+                            lambda: HarnessError(f"{shown} is not a regular file", "remove it"))
         self.size += len(data)
         if self.size > MAX_BYTES:
             raise HarnessError(f"the Python files of {PYTHON}/ hold more than "
@@ -251,9 +224,62 @@ class _Walk:
         self.files[key] = data
 
 
+Unreadable = Callable[[str, OSError], Exception]
+
+
+def walk_folders(top: int, rel: str, scan: Callable[[int, str, int], list[str]],
+                 unreadable: Unreadable | None = None) -> None:
+    """Walk the open folder ``top`` (shown as ``rel``) and every subfolder ``scan`` names, depth
+    first, through directory descriptors: no recursion, nothing opened through a link
+    (``O_NOFOLLOW``), each descriptor closed (``top`` too) however the walk ends.
+    ``scan(fd, rel, depth)`` looks at one folder and returns the subfolders to walk, last first;
+    a subfolder that cannot be opened raises ``unreadable(its rel, error)``."""
+    unreadable = unreadable or _unreadable
+    # One entry per open level: (its descriptor, its path, its subfolders left to walk).
+    stack: list[tuple[int, str, list[str]]] = [(top, rel, [])]
+    try:
+        stack[-1] = (top, rel, scan(top, rel, 0))
+        while stack:
+            fd, rel, pending = stack[-1]
+            if not pending:
+                stack.pop()
+                os.close(fd)
+                continue
+            name = pending.pop()
+            child_rel = f"{rel}/{text_of_name(name)}"
+            try:
+                child = os.open(name, DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:  # ELOOP/ENOTDIR: replaced by a link or a file meanwhile
+                raise unreadable(child_rel, exc) from None
+            stack.append((child, child_rel, []))
+            stack[-1] = (child, child_rel, scan(child, child_rel, len(stack) - 1))
+    finally:
+        for fd, _, _ in stack:
+            os.close(fd)
+
+
+def read_regular(dir_fd: int | None, name: str, shown: str, limit: int,
+                 not_regular: Callable[[], Exception], unreadable: Unreadable | None = None) -> bytes:
+    """At most ``limit`` + 1 bytes of the file ``name`` in ``dir_fd`` (the caller tells more
+    than ``limit`` apart): never through a link, a FIFO never blocks, anything but a regular
+    file raises ``not_regular()``."""
+    unreadable = unreadable or _unreadable
+    try:
+        fd = os.open(name, FILE_FLAGS, dir_fd=dir_fd)
+    except OSError as exc:  # ELOOP: replaced by a link since it was looked at
+        raise unreadable(shown, exc) from None
+    with open(fd, "rb", closefd=True) as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise not_regular()
+        try:
+            return fh.read(limit + 1)
+        except OSError as exc:
+            raise unreadable(shown, exc) from None
+
+
 def _open_dir(name: str, dir_fd: int, shown: str) -> int:
     try:
-        return os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+        return os.open(name, DIR_FLAGS, dir_fd=dir_fd)
     except OSError as exc:  # ELOOP/ENOTDIR: replaced by a link or a file since it was looked at
         raise _unreadable(shown, exc) from None
 
