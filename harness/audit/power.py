@@ -282,11 +282,26 @@ def _test_row(i: int, test, relevant: list[Mutant], mutants: list[Mutant], prepa
                    for lvl in CALIBRATION_LEVELS}
     rows = tuple(_mutant_row(test, m, prepared[(i, m.id)], trials.get((i, m.id))) for m in relevant)
     names = {m.id for m in relevant}
+    detectable = test.detectable()
+    if test.kind == "chi-square":  # the false alarms above include the interim looks' stops
+        detectable["interim_stops"] = sum(_stopped_early(test, t) for t in ref)
     return TestPower(
         test.test, test.kind, test.alpha_name, test.alpha, test.fixed_seed, test.size,
         analytic.rate(kills, len(ref)), prepared[(i, "reference")]["real"].pvalue, calibration,
-        float(kstest(pvalues, "uniform").pvalue), test.detectable(), rows,
+        float(kstest(pvalues, "uniform").pvalue), detectable, rows,
         tuple(m.id for m in mutants if m.id not in names), tuple(pvalues))
+
+
+def _stopped_early(test, trial: Trial) -> bool:
+    """A chi-square that a qualifying interim look's p-value stopped (not an error's look)."""
+    return not trial.raised and 0 < trial.draws < test.size
+
+
+def _stops(test, trials: list[Trial]) -> dict[str, Any]:
+    """How a chi-square's seeds of one mutant ended: at an interim look, and the draws made."""
+    early = [t.draws for t in trials if _stopped_early(test, t)]
+    return {"interim_stops": len(early),
+            "mean_draws_of_interim_stops": sum(early) / len(early) if early else None}
 
 
 def _mutant_row(test, mutant: Mutant, prep: dict, trials: list[Trial] | None) -> MutantPower:
@@ -304,6 +319,8 @@ def _mutant_row(test, mutant: Mutant, prep: dict, trials: list[Trial] | None) ->
     mean = sum(stats) / len(stats) if stats else None
     if method == "trials":
         law = test.estimate(trials)
+    if test.kind == "chi-square":
+        law = {**law, **_stops(test, trials)}
     return MutantPower(mutant.id, mutant.description, designated, method,
                        True if method == "table" else None, _brief(law), power, fixed, mean,
                        prep["reason"])

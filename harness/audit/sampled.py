@@ -9,7 +9,11 @@ requires identical results (counts, statistic, p-value, mean) before the fast pa
 
 What each trial feeds the code is read off the trial itself with a ``Spy`` target, not copied from
 the catalog's source; the decision rule (``pvalue >= ALPHA``, ``|mean - m| <= SIGMAS * se``) is the
-one the catalog test applies to the trial, with the catalog's named constants.
+one the catalog test applies to the trial, with the catalog's named constants. A chi-square's fast
+path looks where the catalog's trial looks (``harness.catalogs.checks.looks``): it stops at the
+first look after an error or an impossible draw, or at a qualifying interim look whose chi-square
+of the prefix has p < INTERIM_ALPHA, and decides the last look at ``final_alpha``; its Trial
+records the draws it made (``Trial.draws``), which ``same_trial`` compares.
 """
 
 from __future__ import annotations
@@ -25,6 +29,16 @@ import numpy as np
 from harness.audit import analytic
 from harness.audit.pcg import uniform_ks
 from harness.audit.tabulate import NotTabulable, Table, boundary_cuts, build_table
+from harness.catalogs.checks import (
+    INTERIM_ALPHA,
+    INTERIM_MIN_EXPECTED,
+    INTERIM_SPEND,
+    chi_square_threshold,
+    final_alpha,
+    interim_looks,
+    look_chi_square,
+    looks,
+)
 from harness.engine.exact import (
     SCALE,
     Interval,
@@ -48,6 +62,7 @@ class Trial:
     statistic: float
     raised: str = ""  # the trial raised instead of returning (a kill whatever the numbers)
     detail: tuple = ()  # counts (chi-square) or (total tries,) (mean): compared by ``validate``
+    draws: int = 0  # a chi-square's draws when it decided: fewer than its size at an interim stop
 
 
 class Spy:
@@ -107,11 +122,19 @@ class ChiSquareTest:
 
     # -- the two ways of running a seed -------------------------------------------------------
     def real(self, target, seed: int, size: int | None = None) -> Trial:
+        size = size or self.size
         try:
-            counts, _, stat, pvalue = self.trial_fn(target, seed, size or self.size)
+            counts, _, stat, pvalue = self.trial_fn(target, seed, size)
         except (Exception, TargetEscape) as exc:  # noqa: BLE001 - a trial that fails kills
             return Trial(True, 0.0, math.nan, f"{type(exc).__name__}: {exc}")
-        return Trial(pvalue < self.alpha, pvalue, stat, detail=tuple(counts))
+        made = sum(counts)  # fewer than size: the trial stopped at an interim look
+        return Trial(pvalue < chi_square_threshold(made, size, self.alpha, self.p), pvalue, stat,
+                     detail=tuple(counts), draws=made)
+
+    @property
+    def final_alpha(self) -> float:
+        """The last look's threshold at the test's size: alpha less the interim looks' charges."""
+        return final_alpha(self.alpha, self.p, self.size)
 
     @property
     def check_size(self) -> int:
@@ -130,25 +153,41 @@ class ChiSquareTest:
         return table.lookup(self.drafts(ks), ks[:, 1], ks[:, 2])
 
     def fast(self, table: Table, seed: int, size: int | None = None) -> Trial:
+        """The catalog's trial from the table: its looks, its stops and its decision."""
+        size = size or self.size
         ks = self.ks(seed, size)
         codes = self._codes(table, ks)
         tokens = np.array([a if isinstance(a, int) else -1 for a in table.answers])[codes]
-        bad = np.flatnonzero((tokens < 0) | (tokens >= len(self.p)))
-        if bad.size:
-            return Trial(True, 0.0, math.nan, f"answer {table.answers[codes[bad[0]]]!r} at draw {bad[0]}")
-        counts = np.bincount(tokens, minlength=len(self.p)).tolist()
-        return self._decide(counts, len(ks))
+        interim = interim_looks(self.p, size)
+        start = 0
+        for end, _ in looks(range(size)):
+            bad = np.flatnonzero((tokens[start:end] < 0) | (tokens[start:end] >= len(self.p)))
+            if bad.size:
+                at = start + int(bad[0])
+                return Trial(True, 0.0, math.nan, f"answer {table.answers[codes[at]]!r} at draw {at}")
+            counts = np.bincount(tokens[:end], minlength=len(self.p)).tolist()
+            decided = self._decide(counts, end, size, end in interim)
+            if decided is not None:
+                return decided
+            start = end
+        raise AssertionError("the last look decides")  # pragma: no cover
 
-    def _decide(self, counts: list[int], draws: int) -> Trial:
-        from harness.catalogs.checks import chi_square
-
-        expected = [draws * a for a in self.p]
+    def _decide(self, counts: list[int], made: int, size: int, interim: bool = False) -> Trial | None:
+        """The catalog's rule at one look of ``made`` draws out of ``size``: a Trial where it
+        decides (an impossible draw, an interim p-value below INTERIM_ALPHA, the last look), None
+        where the trial draws on."""
+        expected = [made * a for a in self.p]
         impossible = [i for i, (c, e) in enumerate(zip(counts, expected, strict=True)) if e == 0 and c]
         if impossible:  # the catalog's trial fails outright there (a CatalogFailure): so does this
-            return Trial(True, 0.0, math.nan, f"id {impossible[0]} drawn, its probability is 0")
-        obs, exp = self.catalog.merge_small(counts, expected)
-        stat, pvalue = chi_square(obs, exp)  # the catalog's own statistic and p-value
-        return Trial(pvalue < self.alpha, pvalue, stat, detail=tuple(counts))
+            return Trial(True, 0.0, math.nan, f"id {impossible[0]} drawn, its probability is 0 "
+                         f"(look at {made} draws)")
+        if made < size and not interim:
+            return None
+        _, stat, pvalue = look_chi_square(counts, self.p, made)  # the catalog's own statistic
+        if made < size and pvalue >= INTERIM_ALPHA:
+            return None
+        return Trial(pvalue < chi_square_threshold(made, size, self.alpha, self.p), pvalue, stat,
+                     detail=tuple(counts), draws=made)
 
     def calls_match(self, seed: int) -> bool:
         """The fast path's draws are the catalog's ``chi_square_calls``, value for value."""
@@ -199,8 +238,9 @@ class ChiSquareTest:
                 "changed": raising > 0 or gap > bound(len(self.p)),
                 "tv": analytic.total_variation(law, self.p),
                 "divergence": analytic.chi_square_divergence(law, self.p), "noncentrality": lam,
+                # a lower bound: the last look alone, at its threshold (interim looks only add kills)
                 "analytic_power": 1 - (1 - raising - impossible) ** self.size * (
-                    1 - analytic.chi_square_power(df, self.alpha, lam))
+                    1 - analytic.chi_square_power(df, self.final_alpha, lam))
                 if raising < 1 and not impossible else
                 1 - (1 - raising - impossible) ** self.size}
 
@@ -215,8 +255,17 @@ class ChiSquareTest:
         return out
 
     def detectable(self) -> dict[str, Any]:
+        """What the last look alone guarantees at its threshold (the interim looks only add
+        kills), and the interim rule: the looks that qualify, their threshold and charge."""
         _, exp = self.catalog.merge_small([0] * len(self.p), [self.size * a for a in self.p])
-        return analytic.chi_square_detectable(len(exp) - 1, self.alpha, self.size)
+        out: dict[str, Any] = dict(analytic.chi_square_detectable(len(exp) - 1, self.final_alpha,
+                                                                  self.size))
+        looked = interim_looks(self.p, self.size)
+        out.update(nominal_alpha=self.final_alpha, interim_looks=list(looked),
+                   interim_alpha=INTERIM_ALPHA, interim_spend=INTERIM_SPEND,
+                   interim_min_expected=INTERIM_MIN_EXPECTED,
+                   spent=len(looked) * INTERIM_SPEND + self.final_alpha)
+        return out
 
 
 class CategoricalChiSquareTest(ChiSquareTest):
@@ -384,8 +433,9 @@ class MeanTriesTest:
 
 
 def same_trial(a: Trial, b: Trial) -> bool:
-    """Two runs of one seed agree: both raised, or identical details, statistic and verdict."""
+    """Two runs of one seed agree: both raised, or identical details, draws (where a chi-square
+    stopped), statistic and verdict."""
     if a.raised or b.raised:
         return bool(a.raised) and bool(b.raised)
-    return a.detail == b.detail and a.killed == b.killed and (
+    return a.detail == b.detail and a.draws == b.draws and a.killed == b.killed and (
         a.statistic == b.statistic or (math.isnan(a.statistic) and math.isnan(b.statistic)))

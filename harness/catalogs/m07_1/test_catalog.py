@@ -3,7 +3,10 @@
 Every test takes a ``target`` and calls the module only through it, so the same test judges the
 reference, a mutant, or a student's isolated worker. Exact before sampled: the output law is
 enumerated with Fractions over the intervals of ``u`` on which the contract's answer is constant
-(``harness.engine.exact``); only the chi-square samples, from the harness's own PCG32, with a named ALPHA.
+(``harness.engine.exact``); only the chi-square samples, from the harness's own PCG32, with a named ALPHA
+(stopping at the first look after an error or an impossible draw, or at a qualifying interim look
+whose chi-square has p < INTERIM_ALPHA: ``harness.catalogs.checks``; on the public probs no look of
+its 4000 draws qualifies, their cells expect too few draws for a p-value of 1e-8 to mean one).
 Expectations come from the harness's own inverse CDF (``contract_id``), never from the code under
 test; wrong answers are matched against the plausible wrong inverse CDFs (``VARIANTS``) so that a
 failure names the pitfall it looks like.
@@ -26,15 +29,19 @@ from fractions import Fraction
 import numpy as np
 
 from harness.catalogs.checks import (
+    INTERIM_ALPHA,
     CatalogFailure,
     called,
-    chi_square,
+    chi_square_threshold,
     drawn_words,
     expect,
     fmt,
+    interim_looks,
     law_table,
+    look_chi_square,
     looks,
     merge_small,
+    spent_words,
 )
 from harness.catalogs.metadata import case
 from harness.engine.exact import (
@@ -57,12 +64,13 @@ SUM_TOLERANCE = Fraction(1, 10**9)  # the contract's "within 1e-9 of 1", as a re
 
 CHI_SQUARE_SEED = 20_260_701
 CHI_SQUARE_DRAWS = 4_000
-CHI_SQUARE_ALPHA = 1e-6
+CHI_SQUARE_ALPHA = 1e-6  # the whole test's, interim looks included (checks.final_alpha)
 ENUMERATION_SEED = 71
 PROPERTY_SEED = 17
 # Imported inside the chi-square test, so that `ol check -k` on other tests stays fast; a whole
 # isolated check imports them while its worker starts (harness.engine.check.isolated_target).
 LAZY_IMPORTS = ("scipy.special",)
+__all__ = ["merge_small"]  # the chi-square's pooling, used by harness.audit and the tests
 
 
 # -- the contract's inverse CDF, and the wrong ones a failure may match -------------------------
@@ -605,11 +613,16 @@ def _chi_square_calls(seed: int, draws: int, probs_seed: int) -> tuple[tuple, ..
 
 
 def chi_square_trial(target, seed: int, draws: int = CHI_SQUARE_DRAWS):
-    """One seeded chi-square of ``sample_categorical`` against probs: (counts, expected, stat, pvalue)."""
+    """One seeded chi-square of ``sample_categorical`` against probs: (counts, expected, stat, pvalue)
+    of the draws made. It stops at the first look after an error or an impossible draw (a
+    CatalogFailure), or at a qualifying interim look (``interim_looks``) whose chi-square has a
+    p-value below INTERIM_ALPHA: then the numbers are those of the draws so far (``sum(counts) <
+    draws``). The caller compares the p-value with ``chi_square_threshold``."""
     probs = chi_square_probs()
+    interim = interim_looks(probs, draws)
     counts = [0] * len(probs)
     answers: list = []
-    for made, chunk in looks(chi_square_calls(seed, draws)):  # stops at the first impossible look
+    for made, chunk in looks(chi_square_calls(seed, draws)):
         results = map_calls(target, chunk)
         answers += results
         for r in results:
@@ -638,9 +651,11 @@ def chi_square_trial(target, seed: int, draws: int = CHI_SQUARE_DRAWS):
                                  f"{probs[i]!r}, {impossible[i]} times (first at u = {u!r}); expected "
                                  f"{contract_id(probs, u)}: an id with probability 0 is never "
                                  f"returned\n  probs = {list(probs)}", 2)
-    expected = [draws * p for p in probs]
-    obs, exp = merge_small(counts, expected)
-    stat, pvalue = chi_square(obs, exp)
+        if made in interim:
+            expected, stat, pvalue = look_chi_square(counts, probs, made)
+            if pvalue < INTERIM_ALPHA:  # Haybittle-Peto: certain already, the rest cannot save it
+                return counts, expected, stat, pvalue
+    expected, stat, pvalue = look_chi_square(counts, probs, draws)
     return counts, expected, stat, pvalue
 
 
@@ -650,10 +665,16 @@ def chi_square_trial(target, seed: int, draws: int = CHI_SQUARE_DRAWS):
 def test_chi_square(target):
     seed = case_seed(CHI_SQUARE_SEED, "m07_1.chi-square")
     counts, expected, stat, pvalue = chi_square_trial(target, seed)
-    expect(pvalue >= CHI_SQUARE_ALPHA,
-           f"{CHI_SQUARE_DRAWS} draws of {FN}(probs, u) with u from PCG32 (seed {seed}) "
-           f"do not follow probs: chi-square = {stat:.1f}, p-value = {pvalue:.3g} < alpha = "
-           f"{CHI_SQUARE_ALPHA:g}\n  probs = {list(chi_square_probs())}\n"
+    probs, made = chi_square_probs(), sum(counts)
+    head = (f"after {drawn_words(made, CHI_SQUARE_DRAWS)} of {FN}(probs, u) with u from PCG32 (seed "
+            f"{seed}) the chi-square's p-value is {pvalue:.3g}, below the interim threshold "
+            f"{INTERIM_ALPHA:g}: the output is not probs (chi-square = {stat:.1f})"
+            if made < CHI_SQUARE_DRAWS else
+            f"{CHI_SQUARE_DRAWS} draws of {FN}(probs, u) with u from PCG32 (seed {seed}) "
+            f"do not follow probs: chi-square = {stat:.1f}, p-value = {pvalue:.3g} < "
+            f"{spent_words(CHI_SQUARE_ALPHA, probs, CHI_SQUARE_DRAWS)}")
+    expect(pvalue >= chi_square_threshold(made, CHI_SQUARE_DRAWS, CHI_SQUARE_ALPHA, probs),
+           f"{head}\n  probs = {list(probs)}\n"
            f"{law_table(dict(enumerate(counts)), {i: round(e, 1) for i, e in enumerate(expected)})}",
            8)
 

@@ -4,7 +4,11 @@ Every test takes a ``target`` and calls the module only through it, so the same 
 reference, a mutant, or a student's isolated worker. Exact before sampled: the statistical tests
 enumerate the law of the code under test with Fractions (``harness.engine.exact``) wherever the chapter
 says "enumerated exactly"; only the chi-square and the geometric tries test sample, from the
-harness's own PCG32 at fixed seeds, with a named ALPHA.
+harness's own PCG32 at fixed seeds, with a named ALPHA. The chi-square stops early when its verdict
+is certain: at the first look (1/16, 1/8, 1/4, 1/2 of the draws) after an error or an impossible
+draw, or at a qualifying interim look whose chi-square has p < INTERIM_ALPHA = 1e-8
+(Haybittle-Peto); its 20000 draws decide a pass, at CHI_SQUARE_ALPHA less what the interim looks
+can spend (``harness.catalogs.checks``, docs/catalog-rules.md).
 
 Longer than 400 lines: one catalog, one file, so the table order and the chapter's order agree.
 """
@@ -18,17 +22,21 @@ from fractions import Fraction
 import numpy as np
 
 from harness.catalogs.checks import (
+    INTERIM_ALPHA,
     CatalogFailure,
     called,
-    chi_square,
+    chi_square_threshold,
     drawn_words,
     expect,
     fmt,
     impossible_words,
+    interim_looks,
     law_table,
+    look_chi_square,
     looks,
     merge_small,
     raised_name,
+    spent_words,
 )
 from harness.catalogs.m07_1.test_catalog import pairwise_edge_cases
 from harness.catalogs.m07_6.contract import (
@@ -68,7 +76,7 @@ LARGEST_U = u_of(2**53 - 1)  # the largest uniform below 1
 
 CHI_SQUARE_SEED = 20_260_706
 CHI_SQUARE_DRAWS = 20_000
-CHI_SQUARE_ALPHA = 1e-6
+CHI_SQUARE_ALPHA = 1e-6  # the whole test's, interim looks included (checks.final_alpha)
 GEOMETRIC_SEED = 7_606
 GEOMETRIC_SAMPLES = 1_000
 # 5 standard errors, where the chapter's table says 4: the false-alarm rate of a correct sampler is
@@ -937,12 +945,18 @@ def _chi_square_calls(seed: int, draws: int, p: tuple, q: tuple) -> tuple[tuple,
 
 
 def chi_square_trial(target, seed: int, draws: int = CHI_SQUARE_DRAWS, answers: list | None = None):
-    """One seeded chi-square of ``speculative_step``'s output against p: (counts, expected, stat, pvalue).
+    """One seeded chi-square of ``speculative_step``'s output against p: (counts, expected, stat,
+    pvalue) of the draws it made. It stops at the first look that saw an error or an impossible
+    draw (a CatalogFailure), or whose chi-square has a p-value below INTERIM_ALPHA (a qualifying
+    interim look, ``harness.catalogs.checks.interim_looks``): then the counts, expectations,
+    statistic and p-value are those of the draws so far (``sum(counts) < draws``). Otherwise they
+    are those of every draw; the caller compares the p-value with ``chi_square_threshold``.
 
     ``answers``, if given, receives every (call, answer) for the failure's diagnosis."""
     p, q = chi_square_inputs()
     counts = [0] * len(p)
-    for made, chunk in looks(chi_square_calls(seed, draws)):  # stops at the first impossible look
+    interim = interim_looks(p, draws)
+    for made, chunk in looks(chi_square_calls(seed, draws)):
         for r in target.map("speculative_step", chunk):
             if r.error is not None:
                 behind = residual_behind(target, p, q)
@@ -959,9 +973,11 @@ def chi_square_trial(target, seed: int, draws: int = CHI_SQUARE_DRAWS, answers: 
         if impossible:
             raise CatalogFailure(f"{drawn_words(made, draws)} of speculative_step (x ~ q, seed {seed}): "
                                  f"{impossible}, so the output is not p, whatever the chi-square says", 5)
-    expected = [draws * a for a in p]
-    obs, exp = merge_small(counts, expected)
-    stat, pvalue = chi_square(obs, exp)
+        if made in interim:
+            expected, stat, pvalue = look_chi_square(counts, p, made)
+            if pvalue < INTERIM_ALPHA:  # Haybittle-Peto: certain already, the rest cannot save it
+                return counts, expected, stat, pvalue
+    expected, stat, pvalue = look_chi_square(counts, p, draws)
     return counts, expected, stat, pvalue
 
 
@@ -983,19 +999,26 @@ def test_speculative_chi_square(target):
     answers: list = []
     seed = case_seed(CHI_SQUARE_SEED, "m07_6.chi_square.draws")
     counts, expected, stat, pvalue = chi_square_trial(target, seed, answers=answers)
-    if pvalue >= CHI_SQUARE_ALPHA:
-        return
     p, q = chi_square_inputs()
+    made = sum(counts)
+    if pvalue >= chi_square_threshold(made, CHI_SQUARE_DRAWS, CHI_SQUARE_ALPHA, p):
+        return
     pitfall, why = 5, "the output is no longer p"
     rejected = {a[0] for args, a in answers if not a[1]}
     contract_rejected = {contract_step(p, q, *args[2:])[0] for args, a in answers if not a[1]}
     if len(rejected) == 1 and len(contract_rejected) >= 2:
         pitfall, why = 17, (f"every rejected draft became id {rejected.pop()}, whatever u_resample: the "
                             "resampled id does not come from u_resample (a generator of its own?)")
+    if made < CHI_SQUARE_DRAWS:
+        head = (f"after {drawn_words(made, CHI_SQUARE_DRAWS)} of speculative_step (x ~ q, seed {seed}) "
+                f"the chi-square's p-value is {pvalue:.3g}, below the interim threshold "
+                f"{INTERIM_ALPHA:g}: the output is not p (chi-square = {stat:.1f})")
+    else:
+        head = (f"{CHI_SQUARE_DRAWS} draws of speculative_step (x ~ q, seed {seed}) do not follow "
+                f"p: chi-square = {stat:.1f}, p-value = {pvalue:.3g} < "
+                f"{spent_words(CHI_SQUARE_ALPHA, p, CHI_SQUARE_DRAWS)}")
     raise CatalogFailure(
-        f"{CHI_SQUARE_DRAWS} draws of speculative_step (x ~ q, seed {seed}) do not follow "
-        f"p: chi-square = {stat:.1f}, p-value = {pvalue:.3g} < alpha = {CHI_SQUARE_ALPHA:g}; "
-        f"{represented(counts, expected)}; {why}"
+        f"{head}; {represented(counts, expected)}; {why}"
         f"\n{law_table(dict(enumerate(counts)), {i: round(e, 1) for i, e in enumerate(expected)})}",
         pitfall)
 
