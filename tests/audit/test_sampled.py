@@ -64,3 +64,61 @@ def test_only_functions_the_trial_runs_are_reachable():
     source = (REFERENCE_PYTHON / MODULE.file).read_text(encoding="utf-8")
     assert reachable(source, "rejection_sample") == {"rejection_sample", "_pair", "_finite"}
     assert "rejection_sample" not in reachable(source, "speculative_step")
+
+
+# -- the interim looks (#27 item 4): the fast path stops where the catalog's trial stops ---------
+
+@pytest.mark.parametrize("key,stop", [("reference", 20000), ("s06", 2500), ("x44", 2500), ("s12", 20000),
+                                      ("s07", None), ("s02", None)])
+def test_the_fast_path_is_the_real_trial_stop_point_included(tests, key, stop):
+    """At the test's full size, where interim looks qualify: the same Trial (counts, draws made,
+    statistic, verdict; or both raised) from the catalog's trial and from the table. ``stop``:
+    the draws the trial made at the fixed seed (None: it raised, an impossible draw or an error)."""
+    test = tests["chi"]
+    target = reference_target(MODULE) if key == "reference" else mutant_target(find_mutant("M07.6", key),
+                                                                               MODULE)
+    table = test.table(target)
+    for seed in (catalog.CHI_SQUARE_SEED, 11):
+        real, fast = test.real(target, seed), test.fast(table, seed)
+        assert same_trial(real, fast), (seed, real, fast)
+        assert real.draws == fast.draws and real.pvalue == fast.pvalue
+        if seed == catalog.CHI_SQUARE_SEED:
+            assert (real.draws if not real.raised else None) == stop
+            assert real.killed == (key != "reference")
+
+
+def test_an_interim_stop_is_a_kill_at_its_prefix(tests):
+    test = tests["chi"]
+    trial = test.fast(test.table(mutant_target(find_mutant("M07.6", "s06"), MODULE)), 5)
+    assert trial.killed and not trial.raised and trial.draws == 2500 and sum(trial.detail) == 2500
+    assert trial.pvalue < catalog.INTERIM_ALPHA
+    fixed = {**test.detectable()}
+    assert fixed["interim_looks"] == [2500, 5000, 10000] and fixed["interim_alpha"] == 1e-8
+    assert fixed["spent"] == pytest.approx(catalog.CHI_SQUARE_ALPHA, rel=1e-12)
+
+
+def test_a_correct_sampler_never_stops_early_in_the_fast_path(tests):
+    """The reference's table over 2000 seeds: every trial makes all 20000 draws, none fails."""
+    test = tests["chi"]
+    table = test.table(reference_target(MODULE))
+    trials = [test.fast(table, seed) for seed in range(1, 2001)]
+    assert all(t.draws == test.size and not t.killed for t in trials)
+
+
+def test_the_m07_1_fast_path_is_its_real_trial_with_interim_looks():
+    """M07.1's public looks do not qualify at 4000 draws; at 40000 they do (its cells expect 100
+    and more from 5000 draws on): x01 stops at the first, the reference never."""
+    from harness.catalogs.checks import interim_looks
+    from harness.catalogs.m07_1 import test_catalog as m07_1
+
+    module = load_course().module("M07.1")
+    test = next(t for t in sampled_tests(module) if t.kind == "chi-square")
+    assert interim_looks(test.p, test.size) == () and test.final_alpha == test.alpha
+    looked = interim_looks(test.p, 40000)
+    assert looked and looked[0] == 5000
+    for key, stop in (("reference", 40000), ("x01", 5000)):
+        target = reference_target(module) if key == "reference" else mutant_target(
+            find_mutant("M07.1", key), module)
+        real, fast = test.real(target, m07_1.CHI_SQUARE_SEED, 40000), test.fast(
+            test.table(target), m07_1.CHI_SQUARE_SEED, 40000)
+        assert same_trial(real, fast) and real.draws == fast.draws == stop

@@ -121,3 +121,26 @@ def test_the_chi_square_stops_at_the_first_look_after_an_impossible_draw():
     with pytest.raises(CatalogFailure, match=f"^the first {catalog.CHI_SQUARE_DRAWS // 16} of "):
         catalog.chi_square_trial(target, 1)
     assert state["calls"] == catalog.CHI_SQUARE_DRAWS // 16
+
+
+def test_an_interim_stop_says_where_it_stopped_and_why(monkeypatch):
+    """M07.1's 4000 draws qualify no interim look (its cells expect 41 draws at most at 2000:
+    too few for a p-value of 1e-8, docs/catalog-rules.md); at 40000 draws x01 (TV 0.52) is
+    certain after 5000, and the failure says so, with the law so far."""
+    import pytest
+
+    from harness.catalogs.checks import CatalogFailure, interim_looks
+    from harness.engine.course import load_course
+    from harness.engine.mutants import find_mutant
+    from harness.lab.engine import mutant_target
+
+    assert interim_looks(catalog.chi_square_probs(), catalog.CHI_SQUARE_DRAWS) == ()
+    module = load_course().module("M07.1")
+    monkeypatch.setattr(catalog, "CHI_SQUARE_DRAWS", 40_000)
+    with pytest.raises(CatalogFailure) as failure:
+        catalog.test_chi_square(mutant_target(find_mutant("M07.1", "x01"), module))
+    message = str(failure.value)
+    assert message.startswith("after the first 5000 of 40000 draws of sample_categorical(probs, u) with u "
+                              "from PCG32 (seed ")
+    assert "below the interim threshold 1e-08: the output is not probs (chi-square = " in message
+    assert failure.value.pitfall == 8 and "id 11: observed " in message

@@ -104,6 +104,122 @@ def test_the_looks_cover_every_call_once():
         assert [end for end, _ in chunks] == sorted({max(1, n // d) for d in support.LOOKS} | {n})
 
 
+# -- interim looks: Haybittle-Peto (#27 item 4) -----------------------------------------------------
+
+class Counting:
+    """A target that counts the calls it is asked to answer (through ``map``), delegating the rest."""
+
+    def __init__(self, target) -> None:
+        self.target, self.calls = target, 0
+
+    def map(self, fn, calls, **kwargs):
+        self.calls += len(calls)
+        return self.target.map(fn, calls, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.target, name)
+
+
+def mutant(mutant_id: str) -> Counting:
+    from harness.engine.mutants import find_mutant
+    from harness.lab.engine import mutant_target
+
+    return Counting(mutant_target(find_mutant("M07.6", mutant_id), MODULE))
+
+
+def test_the_interim_looks_spend_at_most_the_named_alpha():
+    """Each qualifying look is charged INTERIM_SPEND (at least its threshold: the exact
+    multinomial's rate at p < 1e-8 is up to 1.8 times the chi-square's), and the last look gets
+    what is left, so the charges and the last threshold add up to the named alpha exactly."""
+    p, _ = catalog.chi_square_inputs()
+    draws, alpha = catalog.CHI_SQUARE_DRAWS, catalog.CHI_SQUARE_ALPHA
+    looked = support.interim_looks(p, draws)
+    assert looked == (2500, 5000, 10000)  # 1250 draws expect 51.6 of id 1: too few for 1e-8
+    assert support.INTERIM_SPEND >= support.INTERIM_ALPHA
+    last = support.final_alpha(alpha, p, draws)
+    assert len(looked) * support.INTERIM_SPEND + last == pytest.approx(alpha, rel=1e-12)
+    assert 0 < last <= alpha - len(looked) * support.INTERIM_SPEND + 1e-22
+    assert support.chi_square_threshold(2500, draws, alpha, p) == support.INTERIM_ALPHA
+    assert support.chi_square_threshold(draws, draws, alpha, p) == last
+    for end in looked:  # a look qualifies on its pooled expectations alone
+        expected = [end * a for a in p]
+        _, exp = support.merge_small(expected, expected)
+        assert min(exp) >= support.INTERIM_MIN_EXPECTED and len(exp) - 1 >= support.INTERIM_MIN_DF
+    assert support.interim_looks([0.5, 0.5], 10**6) == ()  # df 1: its tail is no chi-square's
+    assert support.final_alpha(alpha, [0.5, 0.5], 10**6) == alpha  # nothing charged, nothing spent
+
+
+def test_a_law_far_from_p_stops_at_the_first_interim_look_with_the_message():
+    """s06 resamples from p (TV 0.10): certain after 2500 draws, told so, ids named."""
+    target = mutant("s06")
+    first = support.interim_looks(catalog.chi_square_inputs()[0], catalog.CHI_SQUARE_DRAWS)[0]
+    with pytest.raises(CatalogFailure) as failure:
+        catalog.test_speculative_chi_square(target)
+    message = str(failure.value)
+    assert target.calls == first == 2500
+    assert message.startswith("after the first 2500 of 20000 draws of speculative_step (x ~ q, seed ")
+    assert "the chi-square's p-value is " in message and "below the interim threshold 1e-08: the " \
+        "output is not p (chi-square = " in message
+    assert "over-represented: id 3 (" in message and "under-represented: id 0 (" in message
+    # the table is the 2500 draws' (id 7: p = 0.2075), not the 20000's
+    assert failure.value.pitfall == 5 and message.endswith("id 7: observed 476, expected 518.7")
+
+
+def test_a_generator_of_its_own_stopped_early_still_names_pitfall_17():
+    """x24 (its own generator on rejection) stops at an interim look; the diagnosis reads the
+    answers so far and names ol pitfall 17 as the whole run did."""
+    target = mutant("x24")
+    with pytest.raises(CatalogFailure, match="^after the first 2500 of 20000 draws") as failure:
+        catalog.test_speculative_chi_square(target)
+    assert failure.value.pitfall == 17 and "whatever u_resample" in str(failure.value)
+
+
+def test_a_law_slightly_off_is_decided_only_at_the_end():
+    """s12 (TV 0.018): its p-value at 20000 draws (7.8e-8) lies between INTERIM_ALPHA and the
+    last threshold; no interim look is certain, the last one fails it."""
+    target = mutant("s12")
+    seed = case_seed(catalog.CHI_SQUARE_SEED, "m07_6.chi_square.draws")  # the public cases': the constant
+    counts, _, _, pvalue = catalog.chi_square_trial(target, seed)
+    p = catalog.chi_square_inputs()[0]
+    assert support.INTERIM_ALPHA < pvalue < support.final_alpha(catalog.CHI_SQUARE_ALPHA, p, 20000)
+    assert target.calls == sum(counts) == catalog.CHI_SQUARE_DRAWS
+    with pytest.raises(CatalogFailure, match=r"^20000 draws of speculative_step .* < 9\.4e-07 \(alpha "
+                       r"1e-06 less 3 interim looks at 2e-08\); over-represented: id 0 "):
+        catalog.test_speculative_chi_square(mutant("s12"))
+
+
+def test_a_correct_sampler_never_stops_early():
+    """The reference over seeds, and 200000 exact multinomial prefixes of p (numpy), at every
+    qualifying look: no stop (one is expected with probability about 1e-2 over all of them)."""
+    p, _ = catalog.chi_square_inputs()
+    draws = catalog.CHI_SQUARE_DRAWS
+    ref = Counting(InProcessTarget("reference", reference_copy(MODULE, "ol_looks"), MODULE.functions,
+                                   load_course().returns))
+    for seed in (1, 2, 3):
+        ref.calls = 0
+        counts, _, _, pvalue = catalog.chi_square_trial(ref, seed)
+        assert ref.calls == sum(counts) == draws and pvalue >= support.final_alpha(1e-6, p, draws)
+    from scipy.special import chdtrc
+
+    rng = np.random.default_rng(20261202)
+    probs = np.array([a for a in p if a > 0])
+    looked = support.interim_looks(p, draws)
+    n = 200_000
+    counts = np.zeros((n, len(probs)), dtype=np.int64)
+    made, stops = 0, 0
+    for end in looked:
+        counts += rng.multinomial(end - made, probs, size=n)
+        made = end
+        expected = end * probs
+        stat = ((counts - expected) ** 2 / expected).sum(axis=1)
+        pvalues = chdtrc(len(probs) - 1, stat)
+        stops += int((pvalues < support.INTERIM_ALPHA).sum())
+        row = [int(c) for c in counts[0]]  # the vectorised p-value is the catalog's own
+        full = row[:5] + [0] + row[5:]
+        assert support.look_chi_square(full, p, end)[2] == pytest.approx(pvalues[0], rel=1e-9)
+    assert stops == 0
+
+
 # -- the run seed: public cases, hidden ones, and replays ----------------------------------------
 
 def families() -> dict[str, object]:
