@@ -338,6 +338,15 @@ def _lab_parser(p: argparse.ArgumentParser, modules: list[tuple[str, str]]) -> N
                    help="run every cell of the matrix, also tests that never reach the mutated "
                    "function on the reference (same matrix, slower)")
     _seed_arg(p, "public; a seed checks that the kills do not depend on the public inputs")
+    p.add_argument("--fresh", action="store_true",
+                   help="run every cell again, ignoring the lab's cache (and refresh it); by "
+                   "default a cell whose test, mutant, reference, seed and ol are unchanged is "
+                   "taken from the cache (OL_CACHE_DIR, else ~/.cache/ol; see "
+                   "docs/performance.md)")
+    p.add_argument("--executor", choices=("local", "dask"), default="local", action=_Once,
+                   help="local processes (default) or a dask cluster (with --scheduler)")
+    p.add_argument("--scheduler", metavar="ADDRESS", action=_Once,
+                   help="with --executor dask: the scheduler's address (default: a local cluster)")
 
 
 def _audit_parser(p: argparse.ArgumentParser, modules: list[tuple[str, str]]) -> None:

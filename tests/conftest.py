@@ -37,6 +37,9 @@ _PRIVATE_TMP: list[str] = []
 def pytest_configure(config) -> None:
     private = tempfile.mkdtemp(prefix="oltests-")
     os.environ["TMPDIR"] = private
+    # ``ol lab`` keeps a cache of its cells in the user's cache folder: never in a test, unless
+    # the test turns it on with a folder of its own (tests/lab/test_cache.py).
+    os.environ["OL_NO_CACHE"] = "1"
     tempfile.tempdir = private
     _PRIVATE_TMP.append(private)
 

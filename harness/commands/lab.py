@@ -9,6 +9,7 @@ from pathlib import Path
 from harness.commands.common import check_report_paths, out, seed_option
 from harness.engine.course import load_course
 from harness.errors import exit_code
+from harness.report.escape import printable
 
 
 def run(args: argparse.Namespace) -> int:
@@ -18,7 +19,9 @@ def run(args: argparse.Namespace) -> int:
     from harness.report.progress import progress_printer
 
     module = load_course().module(args.module)
-    request = api.LabRequest(module.id, args.jobs, args.exhaustive, seed_option(args, fresh=False))
+    request = api.LabRequest(module.id, args.jobs, args.exhaustive, seed_option(args, fresh=False),
+                             cache="fresh" if args.fresh else "use", executor=args.executor,
+                             scheduler=args.scheduler)
     folder = Path(args.out) if args.out else None
     if folder is not None:
         check_report_paths([("--out", str(folder / f"lab-{module.id}.json"))])
@@ -27,7 +30,22 @@ def run(args: argparse.Namespace) -> int:
     with progress_printer(f"lab {module.id}", "mutants") as progress:
         result = api.lab(request, progress)
     paths = write_lab_reports(result, folder)
+    out(cache_line(result.reuse))
     sys.stdout.write(lab_summary(result))
     for p in paths:
         out(f"wrote {p}")
     return exit_code(result.verdict)
+
+
+def cache_line(reuse: dict) -> str:
+    """How many cells this run took from the lab's cache, and where it is."""
+    cached, ran = reuse.get("cells_cached", 0), reuse.get("cells_run", 0)
+    ref_cached = reuse.get("reference_cached", 0)
+    ref_all = ref_cached + reuse.get("reference_run", 0)
+    if not reuse.get("folder"):
+        return f"cache: off ({ran} cells run; OL_NO_CACHE set or no writable cache folder)"
+    where = printable(reuse["folder"])
+    if reuse.get("mode") == "fresh":
+        return f"cache: --fresh: every cell run ({ran}) and stored in {where}"
+    return (f"cache: {cached} of {cached + ran} cells from the cache, {ran} run; the reference "
+            f"{ref_cached} of {ref_all} ({where}; --fresh runs every cell)")

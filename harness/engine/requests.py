@@ -54,16 +54,41 @@ class CheckRequest:
 
 @dataclass(frozen=True)
 class LabRequest:
-    """``ol lab``: the reference and every hand-written mutant against the catalog."""
+    """``ol lab``: the reference and every hand-written mutant against the catalog.
+
+    ``cache``: "use" takes each cell whose key is in the lab's cache from it (``ol lab``'s
+    default), "fresh" runs every cell and stores it (``--fresh``), "off" neither reads nor
+    writes it (the API's default: a caller that times the lab times a whole run)."""
 
     module_id: str
     jobs: int | None = None  # None: every core
     exhaustive: bool = False  # run every cell, also those the coverage knows the outcome of
     seed: int | None = None
+    cache: str = "off"  # "use" | "fresh" | "off"
+    executor: str = "local"  # "local" | "dask"
+    scheduler: str | None = None  # a Dask scheduler's address
 
     def __post_init__(self) -> None:
         check_jobs(self.jobs)
         check_request_seed(self.seed, fresh=False)
+        if self.cache not in ("use", "fresh", "off"):
+            raise HarnessError(f"the lab's cache must be use, fresh or off, got {self.cache!r}",
+                               "e.g. --fresh (run every cell again)")
+        check_executor(self.executor, self.scheduler, self.jobs)
+
+
+def check_executor(executor: str, scheduler: str | None, jobs: int | None) -> None:
+    """``--executor``, ``--scheduler`` and ``--jobs`` together, as ``ol grade`` and ``ol lab``
+    take them."""
+    if executor not in ("local", "dask"):
+        raise HarnessError(f"--executor must be local or dask, got {executor!r}",
+                           "e.g. --executor dask")
+    if scheduler and executor != "dask":
+        raise HarnessError("--scheduler goes with --executor dask",
+                           "e.g. --executor dask --scheduler tcp://HOST:8786")
+    if scheduler and jobs is not None:
+        raise HarnessError("--jobs does not apply to an existing Dask cluster",
+                           "its size is its workers' threads; drop --jobs")
 
 
 @dataclass(frozen=True)

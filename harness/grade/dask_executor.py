@@ -17,7 +17,6 @@ import contextlib
 from typing import TYPE_CHECKING, Any
 
 from harness.engine.course import Module
-from harness.errors import HarnessError
 
 if TYPE_CHECKING:
     from harness.grade.slots import SlotPool
@@ -83,39 +82,14 @@ def grade_shipped(request: dict[str, Any], files: dict[str, bytes], budget: floa
     return clean(renamed(row, str(root), request["id"]))
 
 
-def _client(scheduler: str | None, workers: int):
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError:
-        raise HarnessError("--executor dask needs dask.distributed",
-                           'pip install "ol[dask]" (or "dask[distributed]")') from None
-    if scheduler:
-        try:
-            return Client(scheduler, timeout="30s"), None
-        except (OSError, TimeoutError) as exc:
-            raise HarnessError(f"cannot reach the Dask scheduler at {scheduler}: {exc}",
-                               "check the address (tcp://HOST:8786) and that it is running"
-                               ) from None
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                           dashboard_address=None)
-    return Client(cluster), cluster
-
-
 def run_dask(module: Module, jobs: list, settings: dict[str, Any], scheduler: str | None,
              workers: int, done) -> None:
     """Every job as one task; ``done`` is called here, in this thread, as results come back."""
-    import dask
     from distributed import as_completed
 
-    from harness.sandbox.fs import remove_tree
-    from harness.sandbox.rundirs import run_dir
+    from harness.engine.dask_cluster import dask_client
 
-    scratch = run_dir("dask")
-    try:
-        # A local cluster's scratch space (``dask-scratch-space`` and its lock files) goes in a
-        # run folder of ours, removed below, not in the machine's temporary directory.
-        with dask.config.set({"temporary-directory": str(scratch)}):
-            client, cluster = _client(scheduler, workers)
+    with dask_client(scheduler, workers) as client:
         budget = settings["submission_timeout_s"]
         try:
             client.register_plugin(SlotKeeper(module.id), name=PLUGIN_NAME)
@@ -137,8 +111,3 @@ def run_dask(module: Module, jobs: list, settings: dict[str, Any], scheduler: st
         finally:
             with contextlib.suppress(Exception):
                 client.unregister_worker_plugin(PLUGIN_NAME)
-            client.close()
-            if cluster is not None:
-                cluster.close()
-    finally:
-        remove_tree(scratch)

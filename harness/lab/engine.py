@@ -14,28 +14,28 @@ checks that the kills do not depend on the public inputs. The seed is in every r
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import itertools
 import json
 import multiprocessing
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
 from harness.catalogs.metadata import collect
 from harness.engine.course import Module, load_course
 from harness.engine.mutants import Edit, Mutant, apply, load_mutants, mutant_code
-from harness.engine.own_code import module_from_code, reference_source, reference_target
+from harness.engine.own_code import module_from_code, reference_source
 from harness.engine.requests import LabRequest
-from harness.engine.results import RunResult
-from harness.engine.runner import run_case, run_catalog
+from harness.engine.results import RunResult, TestResult
+from harness.engine.runner import catalog_points, run_case
 from harness.engine.seeding import cases_from
 from harness.engine.serial import reading, rerun_command, tagged, untag
 from harness.engine.target import InProcessTarget
 from harness.errors import MutantDoesNotApply, VerdictFailure
+from harness.lab.cache import LabCache, mutant_digest
 from harness.lab.reach import reaches, reference_run_with_coverage
 
 LAB_TEST_LIMIT_S = 60.0
@@ -122,6 +122,9 @@ class LabResult:
     notes: dict[str, str] = field(default_factory=dict)  # test -> why it is nobody's designated killer
     seed: int | None = None  # the run seed of the randomised cases; None: the public cases
     cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    # What this run took from the lab's cache and what it ran (``harness.lab.cache``): counts
+    # of cells, its folder and mode. Not in the JSON: a cached run's matrix is a fresh run's.
+    reuse: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def reference_passed(self) -> bool:
@@ -205,29 +208,34 @@ def minimal_cover(kills: dict[str, set[str]], universe: set[str]) -> list[str]:
 _POOL_STATE: dict[str, Any] = {}
 
 
-def _run_one(mutant_id: str) -> dict[str, Any]:
-    """In a forked lab process: the catalog against one mutant, as a row's JSON.
-
-    Without ``--exhaustive``, a test that never calls the mutated function on the reference is
-    not run: it would execute the reference's code exactly, so its outcome is the reference's
-    (``harness.lab.reach``). Its cell is ``not_run``, not a kill.
-    """
-    module: Module = _POOL_STATE["module"]
-    mutant = _POOL_STATE["mutants"][mutant_id]
-    coverage = _POOL_STATE.get("coverage")
-    seed = _POOL_STATE.get("seed")
+def run_cells(module: Module, mutant: Mutant, names: Collection[str], seed: int | None,
+              limit: float) -> tuple[list[TestResult], float]:
+    """The catalog tests ``names`` against ``mutant``, in catalog order, on the cases of ``seed``;
+    with the seconds they took. What every executor runs for one mutant (a forked lab process,
+    this process, a Dask worker)."""
     target = mutant_target(mutant, module)
     start = time.perf_counter()
-    results, not_run = [], []
+    results = []
     for info, fn in collect(module):
-        if coverage is not None and not reaches(coverage[info.name], mutant.function):
-            not_run.append(info.name)
-        else:
+        if info.name in names:
             with cases_from(seed):
-                results.append(run_case(module, info, fn, target, _POOL_STATE["test_limit_s"]))
-    run = RunResult(module.id, "mutant", target.label, tuple(results),
-                    time.perf_counter() - start, seed=seed)
-    return MutantRow(mutant, run, tuple(not_run)).to_json()
+                results.append(run_case(module, info, fn, target, limit))
+    return results, time.perf_counter() - start
+
+
+def shipped_cells(module_id: str, mutant: Mutant, names: list[str], seed: int | None,
+                  limit: float) -> tuple[list[dict[str, Any]], float]:
+    """``run_cells`` as plain data, for a Dask worker: the module by its id, the results as JSON."""
+    results, seconds = run_cells(load_course().module(module_id), mutant, set(names), seed, limit)
+    return [r.to_json() for r in results], seconds
+
+
+def _run_one(work: tuple[str, tuple[str, ...]]) -> tuple[str, list[dict[str, Any]], float]:
+    """In a forked lab process: the tests ``work`` names against one mutant, as JSON."""
+    mutant_id, names = work
+    results, seconds = run_cells(_POOL_STATE["module"], _POOL_STATE["mutants"][mutant_id],
+                                 set(names), _POOL_STATE.get("seed"), _POOL_STATE["test_limit_s"])
+    return mutant_id, [r.to_json() for r in results], seconds
 
 
 def _check_all_apply(mutants: list[Mutant], module: Module) -> None:
@@ -236,6 +244,32 @@ def _check_all_apply(mutants: list[Mutant], module: Module) -> None:
             mutant_source(mutant, module)
         except MutantDoesNotApply as exc:
             raise VerdictFailure(exc.message, exc.hint) from None
+
+
+def _reference(module: Module, names: tuple[str, ...], store: LabCache, exhaustive: bool,
+               seed: int | None) -> tuple[RunResult, dict[str, frozenset[str]] | None]:
+    """The reference's run and what each test reaches (None with ``exhaustive``): the cached
+    tests from the cache, the others run (with the coverage recorded)."""
+    cached = store.reference()
+    missing = [n for n in names if n not in cached]
+    start = time.perf_counter()
+    cells = dict(cached)
+    if missing:
+        with cases_from(seed):
+            run, coverage = reference_run_with_coverage(module, set(missing))
+        fresh = {t.name: (t, coverage[t.name]) for t in run.tests}
+        cells.update(fresh)
+        store.store_reference(cells)
+    store.stats["reference_cached"] += len(names) - len(missing)
+    store.stats["reference_run"] += len(missing)
+    tests = tuple(cells[n][0] for n in names)
+    seconds = time.perf_counter() - start
+    if exhaustive:  # as run_catalog makes it
+        run = RunResult(module.id, "reference", "reference", tests, seconds, seed=seed,
+                        points=catalog_points(module))
+        return run, None
+    run = RunResult(module.id, "reference", "reference", tests, seconds, seed=seed)
+    return run, {n: cells[n][1] or frozenset({"*"}) for n in names}
 
 
 def run_lab(request: LabRequest, progress: Callable[[int, int, str], None] | None = None,
@@ -248,34 +282,92 @@ def run_lab(request: LabRequest, progress: Callable[[int, int, str], None] | Non
     ``test_limit_s`` bounds each cell: a mutant that loops fails that cell with a time-out.
     Every run is on the cases of ``seed`` (None: the public cases); the coverage is measured on
     those same cases, so its deduction holds for them.
+    ``cache`` (``harness.lab.cache``): "use" takes every cell whose key is in the cache from it
+    and runs only the others; "fresh" runs every cell and stores it; "off" neither reads nor
+    writes. The matrix is the same in all three. ``executor`` "dask" runs the mutants on a Dask
+    cluster (``scheduler``, else a local one of ``jobs`` workers) instead of forked processes.
     """
     module_id, jobs, exhaustive, seed = request.module_id, request.jobs, request.exhaustive, request.seed
     start = time.perf_counter()
     module = load_course().module(module_id)
     mutants = load_mutants(module_id)
     _check_all_apply(mutants, module)
-    if exhaustive:
-        reference = run_catalog(module, reference_target(module), "reference", limit=test_limit_s,
-                                seed=seed)
-        coverage = None
-    else:  # one run gives the reference's verdicts and what each test reaches
-        with cases_from(seed):
-            reference, coverage = reference_run_with_coverage(module)
-        reference = dataclasses.replace(reference, seed=seed)
+    names = tuple(info.name for info, _ in collect(module))
+    store = LabCache.open(request.cache, module, names, seed, test_limit_s)
+    reference, coverage = _reference(module, names, store, exhaustive, seed)
     if reference.verdict != "pass":
-        names = ", ".join(t.name for t in reference.failures())
-        raise VerdictFailure(f"the reference fails its own catalog: {names}",
+        names_failed = ", ".join(t.name for t in reference.failures())
+        raise VerdictFailure(f"the reference fails its own catalog: {names_failed}",
                              "fix the reference or the test before running the lab")
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(mutants) or 1))
-    results: dict[str, MutantRow] = {}
-    _POOL_STATE.update(module=module, mutants={m.id: m for m in mutants},
-                       coverage=coverage, test_limit_s=test_limit_s, seed=seed)
+    keys = {m.id: mutant_digest(m, module) for m in mutants} if store.folder else {}
+    cells: dict[str, dict[str, TestResult]] = {}
+    wanted: dict[str, tuple[str, ...]] = {}
+    not_run: dict[str, tuple[str, ...]] = {}
+    work: list[tuple[str, tuple[str, ...]]] = []
+    for m in mutants:
+        reached = names if coverage is None else tuple(
+            n for n in names if reaches(coverage[n], m.function))
+        wanted[m.id] = reached
+        not_run[m.id] = tuple(n for n in names if n not in reached)
+        cached = store.row(keys[m.id]) if store.folder else {}
+        cells[m.id] = {n: cached[n] for n in reached if n in cached}
+        store.stats["cells_cached"] += len(cells[m.id])
+        missing = tuple(n for n in reached if n not in cells[m.id])
+        if missing:
+            work.append((m.id, missing))
+    done = len(mutants) - len(work)
+    if progress and done:
+        progress(done, len(mutants), "from the cache")
+    spent: dict[str, float] = {}
+
+    def finished(mutant_id: str, results: list[dict[str, Any]], seconds: float) -> None:
+        nonlocal done
+        fresh = {r["name"]: TestResult.from_json(r) for r in results}
+        cells[mutant_id].update(fresh)
+        spent[mutant_id] = seconds
+        store.stats["cells_run"] += len(fresh)
+        if store.folder:
+            store.store_row(keys[mutant_id], cells[mutant_id])
+        done += 1
+        if progress:
+            progress(done, len(mutants), mutant_id)
+
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(work) or 1))
+    by_id = {m.id: m for m in mutants}
+    try:
+        if request.executor == "dask" and work:
+            from harness.lab.dask_lab import run_on_dask
+
+            run_on_dask(shipped_cells, module_id, [(by_id[mid], list(ns)) for mid, ns in work], seed,
+                        test_limit_s, request.scheduler, jobs, finished)
+        else:
+            _run_local(module, by_id, work, seed, test_limit_s, jobs, finished)
+    finally:
+        store.bound()
+    rows = []
+    for m in mutants:
+        tests = tuple(cells[m.id][n] for n in wanted[m.id])
+        run = RunResult(module.id, "mutant", f"mutant {m.id}", tests, spent.get(m.id, 0.0),
+                        seed=seed)
+        rows.append(MutantRow(m, run, not_run[m.id]))
+    result = LabResult(module.id, reference, tuple(rows), names, time.perf_counter() - start, jobs,
+                       _undesignated_notes(module_id, names, tuple(rows)), seed=seed)
+    result.reuse.update(store.stats, folder=str(store.folder) if store.folder else "",
+                        mode=store.mode)
+    return result
+
+
+def _run_local(module: Module, by_id: dict[str, Mutant], work: list[tuple[str, tuple[str, ...]]],
+               seed: int | None, limit: float, jobs: int,
+               finished: Callable[[str, list[dict[str, Any]], float], None]) -> None:
+    """The work in this process (one job) or in ``jobs`` forked processes."""
+    if not work:
+        return
+    _POOL_STATE.update(module=module, mutants=by_id, test_limit_s=limit, seed=seed)
     try:
         if jobs == 1:
-            for i, m in enumerate(mutants):
-                results[m.id] = MutantRow.from_json(_run_one(m.id))
-                if progress:
-                    progress(i + 1, len(mutants), m.id)
+            for unit in work:
+                finished(*_run_one(unit))
         else:
             ctx = multiprocessing.get_context("fork")
             # What start-up loaded is shared with the forked processes; frozen, the collector
@@ -283,21 +375,11 @@ def run_lab(request: LabRequest, progress: Callable[[int, int, str], None] | Non
             gc.collect()
             gc.freeze()
             with ctx.Pool(jobs) as pool:
-                for i, (mid, data) in enumerate(pool.imap_unordered(_run_pair, [m.id for m in mutants])):
-                    results[mid] = MutantRow.from_json(data)
-                    if progress:
-                        progress(i + 1, len(mutants), mid)
+                for mutant_id, results, seconds in pool.imap_unordered(_run_one, work):
+                    finished(mutant_id, results, seconds)
     finally:
         _POOL_STATE.clear()
         gc.unfreeze()
-    rows = tuple(results[m.id] for m in mutants)
-    tests = tuple(info.name for info, _ in collect(module))
-    return LabResult(module.id, reference, rows, tests, time.perf_counter() - start, jobs,
-                     _undesignated_notes(module_id, tests, rows), seed=seed)
-
-
-def _run_pair(mutant_id: str) -> tuple[str, dict[str, Any]]:
-    return mutant_id, _run_one(mutant_id)
 
 
 def _undesignated_notes(module_id: str, tests: tuple[str, ...],

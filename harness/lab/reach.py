@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import time
 import types
+from collections.abc import Collection
 from typing import Any
 
 from harness.catalogs.metadata import collect
@@ -44,10 +45,11 @@ def _instrument(mod: types.ModuleType, seen: set[str]) -> None:
                     setattr(value, attr, _wrap(member, f"{name}.{attr}", seen))
 
 
-def reference_run_with_coverage(module: Module) -> tuple[RunResult, dict[str, frozenset[str]]]:
+def reference_run_with_coverage(module: Module, only: Collection[str] | None = None
+                                ) -> tuple[RunResult, dict[str, frozenset[str]]]:
     """The catalog against the reference, recording for each test the module's functions
     (``f`` or ``Class.method``) it calls. The wrappers only record: the verdicts are the
-    reference's own."""
+    reference's own. ``only``: just these tests (the lab's cache holds the others)."""
     seen: set[str] = set()
     mod = reference_copy(module, "ol_coverage")
     _instrument(mod, seen)
@@ -55,6 +57,8 @@ def reference_run_with_coverage(module: Module) -> tuple[RunResult, dict[str, fr
     covered, results = {}, []
     start = time.perf_counter()
     for info, fn in collect(module):
+        if only is not None and info.name not in only:
+            continue
         seen.clear()
         result = run_case(module, info, fn, target, 60.0)
         results.append(result)
