@@ -154,31 +154,38 @@ def test_digests(module: Module, names: list[str] | tuple[str, ...]) -> dict[str
     """Each catalog test's key: its source and what it names of its module, the module's other
     statements, and the full text of every other file of ``harness/catalogs`` (a superset of the
     harness modules the catalog imports that ``engine_digest`` leaves out: the catalogs' shared
-    checks, the contract, another module's catalog).
-
-    A catalog module that looks names up dynamically (``globals()``, ``getattr``...) gives every
-    test the whole module's text instead: a narrower key could miss what a test uses."""
+    checks, the contract, another module's catalog)."""
     path = _catalog_file(module.catalog_module)
-    text = path.read_text(encoding="utf-8")
+    common = [path.relative_to(HARNESS_DIR.parent).as_posix(), *_catalog_package_files(path)]
+    return source_digests(path.read_text(encoding="utf-8"), names, common)
+
+
+def source_digests(text: str, names: list[str] | tuple[str, ...],
+                   common: list[Any] | tuple[Any, ...] = ()) -> dict[str, str]:
+    """The key of each test ``names`` of the module source ``text``: the test's own definition
+    and, transitively, every top-level definition or plain assignment it names (an ``ast`` walk
+    of its names), with every other top-level statement and ``common``.
+
+    A module that looks names up dynamically (``globals()``, ``getattr``...) gives every test
+    the whole text instead, as does a test that is not a top-level definition of it: a narrower
+    key could miss what a test uses."""
     lines = text.splitlines(keepends=True)
-    tree = ast.parse(text)
-    common: list[Any] = [path.relative_to(HARNESS_DIR.parent).as_posix(),
-                         *_catalog_package_files(path)]
+    nodes = ast.parse(text).body
+    shared = list(common)
     dynamic = any(word in text for word in _DYNAMIC)
     binders: dict[str, list[int]] = {}
-    nodes = tree.body
     for i, node in enumerate(nodes):
         bound = _binds(node)
         if bound is None or dynamic:
-            common.append(_segment(lines, node))
+            shared.append(_segment(lines, node))
         else:
             for name in bound:
                 binders.setdefault(name, []).append(i)
     digests = {}
     for name in names:
-        found = sorted(set(binders.get(name, ())))
-        if not found:  # not a top-level definition of the file: the whole file decides it
-            digests[name] = _digest("test", name, *common, text)
+        found = binders.get(name)
+        if not found:
+            digests[name] = _digest("test", name, *shared, text)
             continue
         closure: set[int] = set()
         todo = list(found)
@@ -190,7 +197,7 @@ def test_digests(module: Module, names: list[str] | tuple[str, ...]) -> dict[str
             for n in ast.walk(nodes[i]):
                 if isinstance(n, ast.Name):
                     todo += binders.get(n.id, ())
-        digests[name] = _digest("test", name, *common,
+        digests[name] = _digest("test", name, *shared,
                                 *(_segment(lines, nodes[i]) for i in sorted(closure)))
     return digests
 
