@@ -47,6 +47,9 @@ COMMANDS = {
     "lab_M06.3": ["lab", "M06.3", "--out", "{out}"],
     "check_M07.1": ["check", "M07.1", "--target", "reference"],
     "lab_M07.1": ["lab", "M07.1", "--out", "{out}"],
+    # A lab re-run after one edit (#27 item 5): see LAB_RERUNS.
+    "lab_rerun_test": ["lab", "M07.6", "--out", "{out}"],
+    "lab_rerun_mutant": ["lab", "M07.6", "--out", "{out}"],
     # Each grading run writes a new gradebook (a folder of its own: an old one would be resumed).
     "grade_1": ["grade", "M07.6", "{subs}", "--jobs", "1", "--seed", "public", "--out", "{out}"],
     "grade_2": ["grade", "M07.6", "{subs}", "--jobs", "2", "--seed", "public", "--out", "{out}"],
@@ -65,7 +68,35 @@ RATIOS = [  # (numerator, denominator, what, goal: at most): the goals of issue 
     ("lab_M06.3", "check_M06.3", "M06.3: lab (all mutants) / one in-process check", 3.0),
     ("lab_M07.1", "check_M07.1", "M07.1: lab (all mutants) / one in-process check", 3.0),
     ("lab", "check_reference", "M07.6: lab (all mutants) / one in-process check", 3.0),
+    ("lab_rerun_test", "check_reference",
+     "M07.6: lab re-run after editing one test / one in-process check", 1.5),
+    ("lab_rerun_mutant", "check_reference",
+     "M07.6: lab re-run after adding one mutant / one in-process check", 1.5),
 ]
+# The lab's cache (#27 item 5): every lab run gets a cache folder of its own (OL_CACHE_DIR), empty
+# for a cold lab; a re-run's is a warm cache of this tree (made once, untimed) left as the edit
+# would leave it (bench/lab_cache_edit.py: a median column, test_speculative_accepts_without_
+# resampling; a median row, x42, one of the mutants that reach the chi-square). A baseline older
+# than the cache ignores OL_CACHE_DIR: its re-runs are whole labs, as they were.
+LAB_RERUNS = {"lab_rerun_test": ["--test", "test_speculative_accepts_without_resampling"],
+              "lab_rerun_mutant": ["--mutant", "x42"]}
+
+
+def lab_cache_env(name: str, tmp: str, out: str) -> dict[str, str]:
+    """The environment of lab ``name``'s run: its own cache folder, warm and edited for a re-run."""
+    cache = os.path.join(out, "cache")
+    env = {k: v for k, v in os.environ.items() if k != "OL_NO_CACHE"}
+    env["OL_CACHE_DIR"] = cache
+    if name in LAB_RERUNS:
+        warm = os.path.join(tmp, "warm-lab-cache")
+        if not os.path.isdir(warm):
+            subprocess.run([sys.executable, "-m", "harness", "lab", "M07.6", "--out",
+                            os.path.join(tmp, "warm-lab")], cwd=ROOT, check=True,
+                           env={**env, "OL_CACHE_DIR": warm}, stdout=subprocess.DEVNULL)
+        shutil.copytree(warm, cache)
+        subprocess.run([sys.executable, str(ROOT / "bench" / "lab_cache_edit.py"), cache, "M07.6",
+                        *LAB_RERUNS[name]], cwd=ROOT, check=True)
+    return env
 SPEEDUPS = [  # (slower, faster, what, goal: at least)
     ("grade_1", "grade_2",
      f"ol grade, {SUBMISSIONS} copies of the reference: --jobs 2 against --jobs 1", 1.8),
@@ -91,8 +122,10 @@ def run_once(name: str, args: list[str], tmp: str, subs: str,
         [sys.executable, "-m", "harness"]
     out = tempfile.mkdtemp(prefix=f"{name}-", dir=tmp)
     cmd = [*head, *[a.format(out=out, subs=subs) for a in args]]
+    env = lab_cache_env(name, tmp, out) if name.startswith("lab") else None
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=env)
     assert proc.stderr is not None
     err = proc.stderr.read().decode(errors="replace")
     _, status, usage = os.wait4(proc.pid, 0)
