@@ -76,15 +76,17 @@ LOOKS = (16, 8, 4, 2, 1)  # a sampled test looks after 1/16, 1/8, 1/4, 1/2 and a
 # INTERIM_ALPHA. A look is taken only where the approximation holds at that level: every pooled
 # cell expects at least INTERIM_MIN_EXPECTED draws and there are at least INTERIM_MIN_DF degrees
 # of freedom (which looks qualify depends on p and the number of draws alone, never on the draws).
-# Measured on the exact multinomial (importance sampling, ``harness.audit.interim``), a look at
-# p < 1e-8 fails a correct sampler with probability 1.26e-8 to 1.82e-8 where its smallest cell
-# expects 100 to 50 draws (df 6 and 9), 2.4e-8 to 3e-7 below that (M07.1's looks at 41 down to 5):
+# Measured on the exact multinomial (importance sampling: ``python -m harness.audit.interim``), a
+# look at p < 1e-8 fails a correct sampler with probability 1.08e-8 to 1.36e-8 where every cell
+# expects 100 draws or more (M07.6's looks at 10000, 5000, 2500 draws), 1.6e-8 to 1.8e-8 at 50
+# (M07.6's 1250), 2.4e-8 to 2.5e-7 at 41 down to 5 (M07.1's looks at 2000 down to 250 draws):
 # the chi-square's tail is too light that far out. Each qualifying look is charged INTERIM_SPEND,
 # an upper bound of what it spends; the last look's threshold is the named alpha less those
 # charges (``final_alpha``), so by a union bound the test fails a correct sampler with
 # probability at most the named alpha. The last look decides a pass on every draw, as before.
-# M06.3's chi-square of 4000 uniforms has no interim looks: its draws are the generator's own
-# words, cheap next to the calls of M07.1 and M07.6, so stopping early saves nothing worth a look.
+# M06.3's chi-square (4000 uniforms in 33 bins) stays whole, without looks: its draws are one
+# request to the generator under test, milliseconds, against the 20000 calls of M07.6's; and no
+# look before its last would qualify anyway (its bins expect 61 draws at half of them).
 INTERIM_ALPHA = 1e-8
 INTERIM_MIN_EXPECTED = 100.0
 INTERIM_MIN_DF = 6
