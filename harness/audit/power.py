@@ -319,11 +319,15 @@ def _mutant_row(test, mutant: Mutant, prep: dict, trials: list[Trial] | None) ->
     mean = sum(stats) / len(stats) if stats else None
     if method == "trials":
         law = test.estimate(trials)
+    note = prep["reason"]
     if test.kind == "chi-square":
         law = {**law, **_stops(test, trials)}
+        if law["interim_stops"]:
+            note = "; ".join(filter(None, [note, (
+                f"stopped at an interim look at {law['interim_stops']} of {len(trials)} seeds (after "
+                f"{law['mean_draws_of_interim_stops']:.0f} of {test.size} draws on average)")]))
     return MutantPower(mutant.id, mutant.description, designated, method,
-                       True if method == "table" else None, _brief(law), power, fixed, mean,
-                       prep["reason"])
+                       True if method == "table" else None, _brief(law), power, fixed, mean, note)
 
 
 def _brief(law: dict[str, Any]) -> dict[str, Any]:

@@ -69,6 +69,13 @@ def test_a_small_power_audit_passes_and_measures_the_designated_mutants():
     assert all(m.power.k == 3 and m.fixed_seed_killed for m in designated.values())
     assert chi.detectable["df"] == 6 and 0.02 < chi.detectable["min_tv"] < 0.05
     assert {m.mutant for m in chi.mutants if m.method == "none"} >= {"s09", "s11", "x18"}
+    # the false alarms include the interim looks (none stopped the reference), and the rows say
+    # where a mutant stopped: s06 at the first qualifying look on every seed
+    assert chi.detectable["interim_looks"] == [2500, 5000, 10000] and chi.detectable["interim_stops"] == 0
+    assert chi.detectable["spent"] == pytest.approx(chi.alpha, rel=1e-12)
+    s06 = next(m for m in chi.mutants if m.mutant == "s06")
+    assert s06.law["interim_stops"] == 3 and s06.law["mean_draws_of_interim_stops"] == 2500
+    assert "stopped at an interim look at 3 of 3 seeds (after 2500 of 20000 draws" in s06.note
 
 
 @pytest.mark.slow
