@@ -117,12 +117,23 @@ def slot_main(module_id: str, parent: int, request_fd: int, reply_fd: int) -> No
     """The slot's loop: warm up, say ready, then one reply message per request message."""
     from harness.catalogs.metadata import collect
     from harness.engine.course import load_course
+    from harness.sandbox import prestarted
     from harness.sandbox.protocol import Channel
 
     _watch_parent(parent)
+    # The zygote starts first, before this slot reads anything of a submission or a seed, and
+    # warms up beside the catalog's import below: every worker after that is a fork.
+    prestarted.start()
     channel = Channel(request_fd, reply_fd)
     collect(load_course().module(module_id))  # the catalog, scipy and numpy, once
     channel.send({"op": "ready"})
+    try:
+        _serve(channel)
+    finally:
+        prestarted.stop()
+
+
+def _serve(channel: Any) -> None:
     while (request := channel.recv()) is not None:
         try:
             row = grade_workspace(request["module"], request["workspace"], request["ref_deps"],

@@ -49,7 +49,7 @@ import numpy as np
 
 from harness.engine.target import Target, TargetCrashed, TargetTimedOut, show_args
 from harness.engine.uniforms import RecordingSource, ScriptedSource
-from harness.sandbox import protocol
+from harness.sandbox import prestarted, protocol
 from harness.sandbox.capture import KEPT
 from harness.sandbox.codec import (
     MalformedReply,
@@ -148,7 +148,9 @@ class IsolatedTarget(Target):
                                                 self.limits.call_timeout_s)
 
     def _spawn(self) -> WorkerProcess:
-        return WorkerProcess(self.python_dir, self.import_name, self.limits, self._output)
+        zygote = prestarted.current()
+        return WorkerProcess(self.python_dir, self.import_name, self.limits, self._output,
+                             zygote.launch if zygote is not None else None)
 
     # -- life cycle ---------------------------------------------------------------------------
     def close(self) -> None:

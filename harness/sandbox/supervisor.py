@@ -43,6 +43,9 @@ from harness.sandbox.rundirs import (
 )
 from harness.sandbox.worker import CODE as WORKER_CODE
 
+# Starts a supervised process another way than ``Popen`` (see ``Supervised``).
+Launch = Callable[[list, str, dict, dict], Any]
+
 __all__ = ["Died", "Hung", "Limits", "Output", "Peer", "Supervised", "WorkerProcess",
            "describe_death"]
 
@@ -175,11 +178,15 @@ class Supervised:
     """One supervised process; see the module docstring. ``Popen`` arguments are passed through,
     but the session, the working directory (its run folder) and the pidfd are the supervisor's.
     ``env(home)`` gives the environment; ``cgroup_tasks`` caps the tasks of its whole tree;
-    ``makes_run_folders``: a harness process whose own run folders its kill removes."""
+    ``makes_run_folders``: a harness process whose own run folders its kill removes.
+    ``launch(argv, home, env, popen)``: another way to start it (a zygote's fork,
+    ``harness.sandbox.prestarted``), giving a child of this process with ``pid``, ``returncode``
+    and ``wait`` as ``Popen`` has them, or None to start it with ``Popen`` after all."""
 
     def __init__(self, argv: list[str], kind: str, env: Callable[[str], dict[str, str]],
                  cgroup_tasks: int | None = None, makes_run_folders: bool = False,
-                 cgroup_memory_mb: int | None = None, **popen: Any) -> None:
+                 cgroup_memory_mb: int | None = None, launch: Launch | None = None,
+                 **popen: Any) -> None:
         sweep_once()  # what killed runs of earlier ol processes left behind
         proctree.become_subreaper()  # orphans of its tree come back to us: found, killed, reaped
         self.dead = False
@@ -190,8 +197,9 @@ class Supervised:
             self.memory_cgroup = (proctree.memory_cgroup(cgroup_memory_mb) if cgroup_memory_mb
                                   else None)
             self.argv = [a(self) if callable(a) else a for a in argv]
-            self.proc = subprocess.Popen(self.argv, cwd=self.home, env=env(self.home),
-                                         start_new_session=True, **popen)
+            launched = launch(self.argv, self.home, env(self.home), popen) if launch else None
+            self.proc = launched or subprocess.Popen(self.argv, cwd=self.home, env=env(self.home),
+                                                     start_new_session=True, **popen)
         except BaseException:
             remove_cgroup(self.cgroup, 0.0)
             remove_cgroup(self.memory_cgroup, 0.0)
@@ -301,7 +309,8 @@ class Peer:
                  env: Callable[[str], dict[str, str]], output: Output, message_limit: int,
                  cgroup_tasks: int | None = None, extra_fds: tuple[int, ...] = (),
                  cgroup_memory_mb: int | None = None,
-                 pipe_bytes: int = 0, makes_run_folders: bool = False) -> None:
+                 pipe_bytes: int = 0, makes_run_folders: bool = False,
+                 launch: Launch | None = None) -> None:
         self.drained = Drained(output, f"ol-drain-{kind}")
         req_r, req_w = os.pipe()
         resp_r, resp_w = os.pipe()
@@ -312,7 +321,7 @@ class Peer:
                         fcntl.fcntl(fd, _F_SETPIPE_SZ, pipe_bytes)
             self.process = Supervised(
                 argv(req_r, resp_w), kind, env, cgroup_tasks, makes_run_folders, cgroup_memory_mb,
-                stdin=subprocess.DEVNULL,
+                launch, stdin=subprocess.DEVNULL,
                 stdout=self.drained.write_fd, stderr=self.drained.write_fd,
                 pass_fds=(req_r, resp_w, *extra_fds))
         except BaseException:
@@ -347,7 +356,8 @@ class WorkerProcess:
     dict, or raises ``Hung`` at a deadline or ``Died`` when the worker is gone (malformed or
     oversized data: ``codec.MalformedReply``)."""
 
-    def __init__(self, python_dir: Path, import_name: str, limits: Limits, output: Output) -> None:
+    def __init__(self, python_dir: Path, import_name: str, limits: Limits, output: Output,
+                 launch: Launch | None = None) -> None:
         self.ready = False
         progress = os.memfd_create("ol-progress", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         try:
@@ -373,7 +383,8 @@ class WorkerProcess:
             self.peer = Peer(argv, "worker", worker_env, output, MAX_MESSAGE,
                              limits.max_processes, (progress,), pipe_bytes=1 << 20,
                              cgroup_memory_mb=min(limits.tree_memory_mb,
-                                                  limits.memory_mb + limits.disk_mb))
+                                                  limits.memory_mb + limits.disk_mb),
+                             launch=launch)
         except BaseException:
             if hasattr(self, "_map"):
                 self._map.close()

@@ -400,7 +400,13 @@ def _forget_harness() -> None:
 
 def main(argv: list[str]) -> int:
     request_fd, reply_fd, progress_fd = (int(a) for a in argv[1:4])
-    config = json.loads(argv[4])
+    return run(request_fd, reply_fd, progress_fd, json.loads(argv[4]))
+
+
+def run(request_fd: int, reply_fd: int, progress_fd: int, config: dict) -> int:
+    """Everything after the interpreter's start, in order (the module docstring): in a fresh
+    ``python -I`` (``main``) or in a child of the zygote (``harness.sandbox.zygote``), which has
+    imported numpy and the modules of step 2 already and runs no code before this."""
     sys.path.insert(0, config["repo_root"])
     from harness.sandbox.harden import harden  # the standard library only
 
