@@ -4,8 +4,9 @@ The runner gives the target a ``Recorder`` for each test; the target hands it ea
 and after the calls (``Target.map``). A passing test's record is dropped at once, so a check that
 passes keeps nothing. Arguments are kept by reference (a target never changes the test's own
 arguments: it calls copies), except the uniform sources, which a call advances: a batch that
-passes one is copied first (one ``deepcopy`` of the batch, so a source shared by several calls
-stays shared), and its replay starts where the code under test started.
+passes one is copied first (one ``deepcopy`` of the batch's sources, so a source shared by several
+calls stays shared; the other arguments are kept by reference, as in any batch), and its replay
+starts where the code under test started.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.engine.uniforms import passes_a_source
+from harness.engine.uniforms import RecordingSource, passes_a_source
 
 
 @dataclass
@@ -48,7 +49,7 @@ class Recorder:
         self._calls += len(calls)
         sourced = passes_a_source(calls, kwargs)
         if sourced:
-            calls, kwargs = copy.deepcopy((calls, kwargs))
+            calls, kwargs = _copy_sources(calls, kwargs)
         batch = Batch(fn, calls, dict(kwargs), sourced)
         self.current.append(batch)
         return batch
@@ -68,3 +69,14 @@ class Recorder:
 
     def drop(self) -> None:
         self.current, self._calls = [], 0
+
+
+def _copy_sources(calls: list[tuple], kwargs: dict) -> tuple[list[tuple], dict]:
+    """The batch with its uniform sources copied (one ``deepcopy``, so a source shared by several
+    calls stays shared) and every other argument the same object: those the target never
+    changes, and copying a chi-square's probability vectors cost more than the calls."""
+    memo: dict[int, Any] = {}
+    for value in [a for args in calls for a in args] + list(kwargs.values()):
+        if not isinstance(value, RecordingSource):
+            memo[id(value)] = value
+    return copy.deepcopy((calls, kwargs), memo)
