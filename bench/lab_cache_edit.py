@@ -3,7 +3,8 @@
     python3 bench/lab_cache_edit.py CACHE MODULE --test NAME     # as if test NAME had been edited
     python3 bench/lab_cache_edit.py CACHE MODULE --mutant ID     # as if mutant ID had been added
 
-``CACHE`` is an ``OL_CACHE_DIR`` that a lab of ``MODULE`` (public cases) filled. Editing a test
+``CACHE`` is an ``OL_CACHE_DIR`` that a lab of ``MODULE`` filled (on the public cases, or on
+``--seed N``'s). Editing a test
 changes its key, so every cell of its column, the reference's included, is a miss; adding a
 mutant leaves its row without any cell. Removing exactly those cells from the cache is the same
 state, and so the same work for the next ``ol lab``, without editing the checkout.
@@ -33,12 +34,14 @@ def main() -> int:
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--test")
     what.add_argument("--mutant")
+    parser.add_argument("--seed", default="public", help="the lab's seed (default: public)")
     opts = parser.parse_args()
     os.environ["OL_CACHE_DIR"] = str(opts.cache)
     os.environ.pop("OL_NO_CACHE", None)
     module = load_course().module(opts.module)
     names = [info.name for info, _ in collect(module)]
-    store = LabCache.open("use", module, names, None, LAB_TEST_LIMIT_S)
+    seed = None if opts.seed == "public" else int(opts.seed)
+    store = LabCache.open("use", module, names, seed, LAB_TEST_LIMIT_S)
     assert store.folder is not None
     if opts.mutant:
         mutant = next(m for m in load_mutants(module.id) if m.id == opts.mutant)
