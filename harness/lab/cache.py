@@ -61,11 +61,13 @@ def cache_dir() -> Path | None:
     if os.environ.get("OL_NO_CACHE", "") not in ("", "0"):
         return None
     base = os.environ.get("OL_CACHE_DIR")
-    if not base:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        base = os.path.join(xdg, "ol") if xdg and os.path.isabs(xdg) else \
-            os.path.join(os.path.expanduser("~"), ".cache", "ol")
-    return Path(base) / "lab"
+    if base:
+        return Path(os.path.abspath(base)) / "lab"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "ol" / "lab"
+    home = os.path.expanduser("~")
+    return Path(home) / ".cache" / "ol" / "lab" if os.path.isabs(home) else None
 
 
 def _digest(*parts: Any) -> str:
@@ -278,7 +280,8 @@ class LabCache:
                     os.unlink(tmp)
 
     def _cells(self, kind: str, key: str) -> dict[str, Any]:
-        """The entry's cells of the tests of this catalog, by test name, each checked."""
+        """The entry's cells of the tests of this catalog, by test name, each checked (a
+        reference's cell must say what its test reaches)."""
         if not self.reads:
             return {}
         raw = self._read(self._path(kind, key), key)
@@ -290,7 +293,7 @@ class LabCache:
             with contextlib.suppress(Exception):  # a malformed cell is a miss
                 result = TestResult.from_json(cell["result"])
                 covered = cell.get("covered")
-                if result.name == name and (covered is None or (
+                if result.name == name and (covered is None if kind == "row" else (
                         isinstance(covered, list) and all(isinstance(c, str) for c in covered))):
                     found[name] = (result, None if covered is None else frozenset(covered))
         return found
@@ -309,11 +312,11 @@ class LabCache:
     def row_key(self, mutant_key: str) -> str:
         return _digest("row", self.base, mutant_key)
 
-    def reference(self) -> dict[str, tuple[TestResult, frozenset[str] | None]]:
+    def reference(self) -> dict[str, tuple[TestResult, frozenset[str]]]:
         """The reference's cached cells: test name -> (its result, the functions it reaches)."""
         return self._cells("ref", self.reference_key())
 
-    def store_reference(self, cells: dict[str, tuple[TestResult, frozenset[str] | None]]) -> None:
+    def store_reference(self, cells: dict[str, tuple[TestResult, frozenset[str]]]) -> None:
         self._store("ref", self.reference_key(), cells)
 
     def row(self, mutant_key: str) -> dict[str, TestResult]:

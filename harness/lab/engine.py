@@ -269,7 +269,7 @@ def _reference(module: Module, names: tuple[str, ...], store: LabCache, exhausti
                         points=catalog_points(module))
         return run, None
     run = RunResult(module.id, "reference", "reference", tests, seconds, seed=seed)
-    return run, {n: cells[n][1] or frozenset({"*"}) for n in names}
+    return run, {n: cells[n][1] for n in names}
 
 
 def run_lab(request: LabRequest, progress: Callable[[int, int, str], None] | None = None,

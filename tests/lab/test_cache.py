@@ -13,6 +13,7 @@ editing the checkout while the test runs.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import os
@@ -341,6 +342,24 @@ def test_where_the_cache_lives(tmp_path, monkeypatch):
     assert cache_dir() is None
     monkeypatch.setenv("OL_NO_CACHE", "0")
     assert cache_dir() == tmp_path / "mine" / "lab"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OL_CACHE_DIR", "relative")
+    assert cache_dir() == tmp_path / "relative" / "lab"
+
+
+def test_a_reference_cell_that_does_not_say_what_its_test_reaches_is_a_miss(tmp_path):
+    from harness.engine.results import Kind, Outcome, TestResult
+
+    store = cache_mod.LabCache(tmp_path, "use", "base", {"test_a": "ka", "test_b": "kb"})
+    passed = TestResult("test_a", Kind.UNIT, Outcome.PASSED, 0.1)
+    store.store_reference({"test_a": (passed, frozenset({"f"})),
+                           "test_b": (dataclasses.replace(passed, name="test_b"), frozenset())})
+    assert set(store.reference()) == {"test_a", "test_b"}
+    path = next(tmp_path.glob("ref-*.json"))
+    entry = json.loads(path.read_text())
+    del entry["cells"]["kb"]["covered"]
+    path.write_text(json.dumps(entry))
+    assert store.reference() == {"test_a": (passed, frozenset({"f"}))}
 
 
 def test_the_request_checks_its_cache_and_executor():
