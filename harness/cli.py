@@ -290,6 +290,9 @@ def _tests_parser(p: argparse.ArgumentParser, modules: list[tuple[str, str]]) ->
         p.add_argument(f"--{flag}", metavar="FILE", action=_Once,
                        help=f"with --mine: also write a {flag} report")
     _jobs_arg(p, "with --mine: processes")
+    p.add_argument("--exhaustive", action="store_true",
+                   help="with --mine: run every test on every bug, also those that never reach "
+                   "the changed function on the reference (the same report, slower)")
 
 
 def _start_parser(p: argparse.ArgumentParser, modules: list[tuple[str, str]]) -> None:

@@ -18,8 +18,8 @@ def run(args: argparse.Namespace) -> int:
     module = load_course().module(args.module)
     if args.mine:
         return run_own_tests(args)
-    for flag in ("workspace", "json", "gradescope", "jobs"):
-        if getattr(args, flag, None) is not None:
+    for flag in ("workspace", "json", "gradescope", "jobs", "exhaustive"):
+        if getattr(args, flag, None) not in (None, False):
             raise HarnessError(f"--{flag} goes with --mine", f"ol tests {module.id} --mine PATH --{flag} ...")
     if getattr(args, "wide", False) and args.format != "text":
         raise HarnessError(f"--wide goes with the text format, not --format {args.format}",
@@ -31,7 +31,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_own_tests(args: argparse.Namespace) -> int:
-    """``ol tests MODULE --mine PATH [--workspace DIR] [--json F] [--gradescope F] [--jobs N]``."""
+    """``ol tests MODULE --mine PATH [--workspace DIR] [--json F] [--gradescope F] [--jobs N]
+    [--exhaustive]``."""
     from harness import api
     from harness.own_tests.alternatives import load_alternatives
     from harness.report.own_tests import format_text, to_gradescope, to_json_text
@@ -49,7 +50,12 @@ def run_own_tests(args: argparse.Namespace) -> int:
     out(f"ol tests {module.id} --mine {args.mine}: your tests against the reference, the hidden "
         "correct implementations and every known bug", width)
     with progress_printer(f"tests {module.id} --mine", "implementations") as progress:
-        result = api.own_tests(request, progress=progress)
+        if getattr(args, "exhaustive", False):  # every test on every bug: the same report
+            from harness.own_tests.engine import run_mine
+
+            result = run_mine(module, suite, request.jobs, progress=progress, exhaustive=True)
+        else:
+            result = api.own_tests(request, progress=progress)
     sys.stdout.write(format_text(result, width))
     write_asked([(json_path, to_json_text), (gradescope_path, to_gradescope)], result)
     return exit_code(result.verdict)

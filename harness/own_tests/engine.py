@@ -41,6 +41,7 @@ suite is ``harness.own_tests.stage``; the reports (text, JSON, Gradescope) are
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -57,6 +58,7 @@ from typing import Any
 from harness.engine.course import REFERENCE_PYTHON, REPO_ROOT, Module
 from harness.engine.serial import reading, rerun_command, source_name, tagged, untag
 from harness.errors import HarnessError, MutantDoesNotApply, VerdictFailure
+from harness.own_tests.selection import PARTIAL, decode_reach, settle
 from harness.own_tests.stage import stage
 from harness.sandbox.fs import remove_tree
 
@@ -122,6 +124,10 @@ class Run:
     outcomes: dict[str, str] = field(default_factory=dict)  # test id -> one of OUTCOMES
     messages: dict[str, str] = field(default_factory=dict)  # test id -> failure text
     problem: str = ""  # why the status is not "ran", for a student
+    # What the run's report said each test reached (a claim; harness.own_tests.selection), and
+    # the tests it was given if not all: how it ran, not what it found, so no report has them.
+    reach: Any = field(default=None, repr=False, compare=False)
+    chosen: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
 
     @property
     def ran(self) -> bool:
@@ -221,12 +227,21 @@ class _ForkServer:
         self.peer.kill()
 
 
+@dataclass(frozen=True)
+class _Job:
+    """One run to ask the server for: an implementation, with every test or only ``select``."""
+
+    impl: Implementation
+    select: frozenset[str] | None = None
+    check: bool = False  # the reference with ``select``, to compare with its whole run
+
+
 @dataclass
 class _Flight:
     """A run sent to the server: it must start within SEND_LIMIT_S, end within its limit, and
     once killed be reported dead within KILL_GRACE_S."""
 
-    impl: Implementation
+    job: _Job
     limit_s: float
     deadline: float = field(default_factory=lambda: time.monotonic() + SEND_LIMIT_S)
     started: bool = False
@@ -238,48 +253,127 @@ NOT_RUN = "not run: your tests already failed to run on a correct implementation
 
 def run_all(server: _ForkServer, impls: list[Implementation], jobs: int, run_limit_s: float,
             progress: Callable[[int, int, str], None] | None = None,
-            paths: tuple[str, str] = ("", "")) -> dict[str, Run]:
+            paths: tuple[str, str] = ("", ""), exhaustive: bool = False) -> dict[str, Run]:
     """Every implementation once, ``jobs`` at a time, in a random order; a Run per key.
 
+    Unless ``exhaustive``, a mutant runs only the tests that reach its function on the
+    reference, learnt from one run of the reference first (``harness.own_tests.selection``).
     Stops early once the suite fails to run on a correct implementation: nothing can be credited
     then, so the rest would only cost time (a suite that hangs everywhere, say). ``paths``: the
     snapshot's folder and the student's, so failure texts name the student's files.
     """
-    waiting = list(impls)
-    random.SystemRandom().shuffle(waiting)  # the order must tell a child nothing
-    flights: dict[int, _Flight] = {}
     runs: dict[str, Run] = {}
+    partial: dict[str, Run] = {}  # a mutant's run of some of the tests, settled at the end
+    checks: dict[frozenset[str], Run] = {}
 
-    def record(impl: Implementation, run: Run) -> bool:
-        runs[impl.key] = run
+    def record(job: _Job, run: Run) -> bool:
+        if job.check:
+            checks[job.select or frozenset()] = run
+            return True
+        (runs if job.select is None else partial)[job.impl.key] = run
         if progress is not None:
-            progress(len(runs), len(impls), impl.key)
-        return run.ran or not impl.correct
+            progress(len(runs) + len(partial), len(impls), job.impl.key)
+        return run.ran or not job.impl.correct
 
-    failure, going = NOT_RUN, True
+    failure = NOT_RUN
     try:
-        while going and (waiting or flights):
-            while waiting and len(flights) < jobs:
-                impl, rid = waiting.pop(), secrets.randbits(62)
-                server.send({"op": "run", "id": rid, "source": impl.source})
-                flights[rid] = _Flight(impl, run_limit_s)
-            try:
-                message = server.recv(min(f.deadline for f in flights.values()))
-            except _Late:
-                for flight in _expire(server, flights):
-                    problem = (f"the run did not finish within {flight.limit_s:g} s, so it was "
-                               "killed")
-                    going = record(flight.impl, Run("timeout", problem=problem)) and going
-                continue
-            ended = _follow(message, flights)
-            if ended is not None and not ended.killing:
-                going = record(ended.impl, judge_report(message, server.limits, paths))
+        flights: dict[int, _Flight] = {}
+        waiting, first = _plan(server, flights, impls, run_limit_s, paths, exhaustive)
+        if first is not None and not first.ran:  # no verdict run can credit anything then
+            waiting = []
+            record(_Job(_reference(impls)), first)
+        for job in waiting:
+            if job.select == frozenset():  # no test reaches the mutated function: nothing to run
+                record(job, Run("ran"))
+        waiting = [job for job in waiting if job.select != frozenset()]
+        random.SystemRandom().shuffle(waiting)  # the order must tell a child nothing
+        _execute(server, flights, waiting, jobs, run_limit_s, paths, record)
     except _ServerGone as exc:  # fail closed: whatever has no report did not run
         failure = str(exc)
-    for impl in impls:  # in flight, waiting, or being killed when the server went: no result
-        if impl.key not in runs:
+    reference = runs.get("reference")
+    for impl in impls:
+        if impl.key in partial and reference is not None and reference.ran:
+            runs[impl.key] = _settled(reference, partial[impl.key], checks)
+        elif impl.key not in runs:  # in flight, waiting, or being killed when the server went
             runs[impl.key] = Run("crashed" if failure != NOT_RUN else "not run", problem=failure)
     return runs
+
+
+def _reference(impls: list[Implementation]) -> Implementation:
+    return next(impl for impl in impls if impl.key == "reference")
+
+
+def _plan(server: _ForkServer, flights: dict[int, _Flight], impls: list[Implementation],
+          run_limit_s: float, paths: tuple[str, str],
+          exhaustive: bool) -> tuple[list[_Job], Run | None]:
+    """The runs to make: every correct implementation whole; each mutant whole if
+    ``exhaustive``, else with the tests that reached its function on a first run of the
+    reference, plus the reference's check run of each such choice; and that first run (None
+    if none). A first run that did not run is the reference's verdict: nothing can be credited
+    then, whatever the suite did by running first, and a hanging suite costs one limit."""
+    if exhaustive or all(impl.correct for impl in impls) or "reference" not in {
+            impl.key for impl in impls}:
+        return [_Job(impl) for impl in impls], None
+    reference, first = _reference(impls), []
+    _execute(server, flights, [_Job(reference)], 1, run_limit_s, paths,
+             lambda _, run: first.append(run))
+    if not first or not first[0].ran or first[0].reach is None:
+        return [_Job(impl) for impl in impls], first[0] if first else None
+    planned, choices = [], set()
+    for impl in impls:
+        chosen = None if impl.correct else first[0].reach.chosen(first[0].outcomes,
+                                                                 impl.mutant.function)
+        planned.append(_Job(impl, chosen))
+        if chosen:
+            choices.add(chosen)
+    return planned + [_Job(reference, chosen, check=True) for chosen in choices], first[0]
+
+
+def _settled(reference: Run, run: Run, checks: dict[frozenset[str], Run]) -> Run:
+    """A mutant's run of some tests (its ``select``) as a run of all of them, or PARTIAL."""
+    if not run.ran:
+        return run
+    chosen = run.chosen
+    if not chosen:  # no test reached the mutated function: nothing ran, nothing can catch it
+        return Run("ran", dict(reference.outcomes), dict(reference.messages))
+    check = checks.get(chosen)
+    settled = settle(reference.outcomes, reference.messages, chosen,
+                     check.outcomes if check is not None and check.ran else None,
+                     (run.outcomes, run.messages))
+    if isinstance(settled, str):
+        return Run(PARTIAL, problem=settled)
+    return Run("ran", *settled)
+
+
+def _execute(server: _ForkServer, flights: dict[int, _Flight], waiting: list[_Job], jobs: int,
+             run_limit_s: float, paths: tuple[str, str], done: Callable[[_Job, Run], Any]) -> None:
+    """The ``waiting`` runs (from its end), ``jobs`` at a time, each handed to ``done`` as it
+    ends; until none is left or ``done`` returns false. ``flights``: the runs the server has,
+    also those of an earlier call being killed. _ServerGone if the server went."""
+    going = True
+    while going and (waiting or flights):
+        while waiting and len(flights) < jobs:
+            job, rid = waiting.pop(), secrets.randbits(62)
+            request: dict[str, Any] = {"op": "run", "id": rid, "source": job.impl.source}
+            if job.select is not None:
+                request["select"] = sorted(job.select)  # sorted: the choice says no more
+            server.send(request)
+            flights[rid] = _Flight(job, run_limit_s)
+        try:
+            message = server.recv(min(f.deadline for f in flights.values()))
+        except _Late:
+            for flight in _expire(server, flights):
+                problem = f"the run did not finish within {flight.limit_s:g} s, so it was killed"
+                timeout = _chose(Run("timeout", problem=problem), flight.job)
+                going = done(flight.job, timeout) and going
+            continue
+        ended = _follow(message, flights)
+        if ended is not None and not ended.killing:
+            going = done(ended.job, _chose(judge_report(message, server.limits, paths), ended.job))
+
+
+def _chose(run: Run, job: _Job) -> Run:
+    return run if job.select is None else dataclasses.replace(run, chosen=job.select)
 
 
 def _expire(server: _ForkServer, flights: dict[int, _Flight]) -> list[_Flight]:
@@ -322,7 +416,7 @@ def judge_report(message: dict, limits: Any, paths: tuple[str, str] = ("", "")) 
         what = what.replace("the worker", "pytest's process") + " before it could report"
         return Run("crashed", problem=what + (f" ({hint})" if hint else ""))
     try:
-        exit_code, tests, errors = _decode(report)
+        exit_code, tests, errors, reach = _decode(report)
     except (ValueError, TypeError, KeyError, RecursionError):
         return Run("unreadable", problem="its report could not be read (did a test write to the "
                                          "harness's file descriptors, or fork?)")
@@ -336,7 +430,7 @@ def judge_report(message: dict, limits: Any, paths: tuple[str, str] = ("", "")) 
     if exit_code not in (0, 1):
         return Run("interrupted", outcomes, messages, f"pytest stopped early (exit status "
                    f"{exit_code}: interrupted, an internal error or a usage error)")
-    return Run("ran", outcomes, messages)
+    return Run("ran", outcomes, messages, reach=reach)
 
 
 def path_rewriter(snapshot: str, student: str) -> Callable[[str], str]:
@@ -387,11 +481,13 @@ def _before_folder(text: str, start: int) -> int:
     return max(folders, (steps.end() if steps else start) - start)
 
 
-REPORT_VALUES = 4 * MAX_TESTS + 1000  # a test's entry is three values: a report's are within
+# A test's entry is three values and what it reached two (its id, the names as one string): a
+# report's are within.
+REPORT_VALUES = 6 * MAX_TESTS + 1000
 REPORT_NESTING = 3  # the report, its tests, a test's entry
 
 
-def _decode(text: str) -> tuple[int, dict[str, tuple[str, str]], list[str]]:
+def _decode(text: str) -> tuple[int, dict[str, tuple[str, str]], list[str], Any]:
     """A child's report, every field checked; ValueError if anything is off (a report too large
     or too deep to be one is refused before it is parsed: ``protocol.bounded_loads``)."""
     from harness.sandbox.protocol import BadMessage, bounded_loads
@@ -413,7 +509,7 @@ def _decode(text: str) -> tuple[int, dict[str, tuple[str, str]], list[str]]:
                 or not isinstance(entry.get("message"), str) or len(name) > 2000):
             raise ValueError("malformed test entry")
         out[name] = (entry["outcome"], entry["message"][:MESSAGE_CHARS])
-    return exit_code, out, [e[:MESSAGE_CHARS] for e in errors]
+    return exit_code, out, [e[:MESSAGE_CHARS] for e in errors], decode_reach(data)
 
 
 # == the verdict ===================================================================================
@@ -570,8 +666,11 @@ def pitfall_table(result: MineResult) -> list[tuple[int, int, int]]:
 
 def run_mine(module: Module, suite: Path, jobs: int | None = None, limits: Any = None,
              run_limit_s: float = RUN_LIMIT_S, mutant_ids: list[str] | None = None,
-             progress: Callable[[int, int, str], None] | None = None) -> MineResult:
-    """The suite at ``suite`` against every implementation of ``module``: the verdict."""
+             progress: Callable[[int, int, str], None] | None = None,
+             exhaustive: bool = False) -> MineResult:
+    """The suite at ``suite`` against every implementation of ``module``: the verdict. Each
+    mutant runs the tests that reach its function (``harness.own_tests.selection``), or every
+    test if ``exhaustive``: the same verdict, every list the same."""
     from harness.sandbox.supervisor import Limits
 
     start = time.perf_counter()
@@ -584,7 +683,7 @@ def run_mine(module: Module, suite: Path, jobs: int | None = None, limits: Any =
         try:
             sandboxed, contained = server.ready()
             runs = run_all(server, impls, jobs, run_limit_s, progress,
-                           (config["snapshot"], str(suite.parent)))
+                           (config["snapshot"], str(suite.parent)), exhaustive)
         finally:
             server.close()
     finally:

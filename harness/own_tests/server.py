@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import gc
 import importlib.abc
 import json
@@ -19,7 +20,10 @@ import select
 import signal
 import sys
 import tempfile
+import types
 from typing import Any
+
+import pytest
 
 from harness.own_tests.engine import MESSAGE_CHARS, REPORT_BYTES
 from harness.sandbox.harden import confine_run
@@ -112,18 +116,18 @@ class _Forks:
                     if request["op"] == "kill":
                         self.kill(request["id"])
                     else:
-                        self.start(request["id"], request["source"])
+                        self.start(request["id"], request["source"], request.get("select"))
                 elif fd in self.by_fd:
                     self.read(self.by_fd[fd])
             self.reap()
 
-    def start(self, rid: int, source: str) -> None:
+    def start(self, rid: int, source: str, chosen: list[str] | None) -> None:
         read_fd, write_fd = os.pipe()
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child; its exit status is what the parent sees
             try:
                 os.close(read_fd)
-                _child(write_fd, source, self.config)
+                _child(write_fd, source, self.config, chosen)
             finally:
                 os._exit(70)
         os.close(write_fd)
@@ -180,8 +184,10 @@ class _Forks:
                                                "status": os.waitstatus_to_exitcode(status)}))
 
 
-def _child(write_fd: int, source: str, config: dict) -> None:  # pragma: no cover - forked
-    """One run: this implementation as the module, the suite through pytest, the report out."""
+def _child(write_fd: int, source: str, config: dict,
+           chosen: list[str] | None) -> None:  # pragma: no cover - forked
+    """One run: this implementation as the module, the suite through pytest (only the tests
+    ``chosen`` names, if given), the report out, with what each test reached of the module."""
     os.setpgid(0, 0)  # the parent kills this run's process group and descendants
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     null = os.open(os.devnull, os.O_RDWR)
@@ -195,11 +201,13 @@ def _child(write_fd: int, source: str, config: dict) -> None:  # pragma: no cove
     os.chdir(work)
     os.environ.update(TMPDIR=work, HOME=work)
     tempfile.tempdir = None
-    _install(config["import_name"], source)
+    module = _install(config["import_name"], source)
     import pytest
 
     recorder = _Recorder()
-    code = pytest.main([*config["targets"], *config["pytest_args"]], plugins=[recorder])
+    _record_reach(module, recorder)  # in every run alike: it tells a run nothing
+    plugins: list[Any] = [recorder] if chosen is None else [recorder, _Select(chosen)]
+    code = pytest.main([*config["targets"], *config["pytest_args"]], plugins=plugins)
     view = memoryview(json.dumps(recorder.report(int(code))).encode("utf-8"))
     while view:
         view = view[os.write(write_fd, view):]
@@ -219,7 +227,7 @@ class _Loader(importlib.abc.Loader):
         exec(self.code, module.__dict__)  # noqa: S102 - our own implementation, as harness.engine.own_code
 
 
-def _install(import_name: str, source: str) -> None:  # pragma: no cover - forked
+def _install(import_name: str, source: str) -> Any:  # pragma: no cover - forked
     """``import_name`` is this source, from memory. Its file name is in angle brackets, which
     pytest treats as generated code and leaves out of tracebacks: no line of it is shown."""
     import importlib
@@ -234,15 +242,99 @@ def _install(import_name: str, source: str) -> None:  # pragma: no cover - forke
     sys.modules[import_name] = module
     loader.exec_module(module)
     setattr(parent, leaf, module)
+    return module
+
+
+def _record_reach(module: Any, recorder: _Recorder) -> None:  # pragma: no cover - forked
+    """Every call of the module's own functions and methods (``f``, ``Class.method``), through
+    its attributes, noted by ``recorder`` against the test running: done before any test module
+    imports a name from it, so ``from ... import f`` at a test module's top is the wrapper too,
+    and so is a call from inside the module (its globals are these attributes). As
+    ``harness.lab.reach`` does for the catalog; the wrappers only note, the results are the
+    implementation's own."""
+    note = recorder.reach
+    for name, value in list(vars(module).items()):
+        if isinstance(value, types.FunctionType) and value.__module__ == module.__name__:
+            setattr(module, name, _noting(value, name, note))
+        elif isinstance(value, type) and value.__module__ == module.__name__:
+            for attr, member in list(vars(value).items()):
+                if isinstance(member, types.FunctionType):
+                    setattr(value, attr, _noting(member, f"{name}.{attr}", note))
+
+
+def _noting(fn: Any, name: str, note: Any) -> Any:  # pragma: no cover - forked
+    @functools.wraps(fn)
+    def noted(*args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True  # read by pytest: no failure text shows this wrapper
+        note(name)
+        return fn(*args, **kwargs)
+
+    return noted
+
+
+class _Select:
+    """The children's pytest plugin that keeps only the tests named (by node id: a student's
+    parametrised ids and classes included). Given as an object, never as arguments, so no id
+    can be read by pytest as an option; last of the hooks that reorder or deselect."""
+
+    def __init__(self, ids: list[str]) -> None:
+        self.ids = frozenset(ids)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config: Any, items: list[Any]) -> None:
+        dropped = [item for item in items if item.nodeid not in self.ids]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = [item for item in items if item.nodeid in self.ids]
 
 
 class _Recorder:
-    """The children's pytest plugin: each test's outcome and failure text, and how pytest ended."""
+    """The children's pytest plugin: each test's outcome and failure text, how pytest ended, and
+    which of the module's functions each test called (``reached``).
+
+    A call counts for the test running (its setup, its fixtures of its own, its body). A call
+    anywhere else can decide other tests' outcomes, so it counts for every test
+    (``everywhere``): at collection (a test module's top, a parametrisation), in the setup of a
+    fixture wider than a test (its value is shared), in a teardown (a wider fixture's ends with
+    whichever test is last)."""
 
     def __init__(self) -> None:
         self.tests: dict[str, dict[str, str]] = {}
         self.errors: list[str] = []
         self.exit: int | None = None
+        self.current: str | None = None  # the test running, outside its teardown
+        self.wide = 0  # inside the setup of a fixture wider than one test
+        self.reached: dict[str, set[str]] = {}
+        self.everywhere: set[str] = set()
+
+    def reach(self, name: str) -> None:
+        if self.current is None or self.wide:
+            self.everywhere.add(name)
+        else:
+            self.reached.setdefault(self.current, set()).add(name)
+
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        self.current = nodeid
+
+    def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
+        self.current = None
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_teardown(self, item: Any, nextitem: Any) -> Any:
+        current, self.current = self.current, None
+        try:
+            return (yield)
+        finally:
+            self.current = current
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_fixture_setup(self, fixturedef: Any, request: Any) -> Any:
+        wide = fixturedef.scope != "function"
+        self.wide += wide
+        try:
+            return (yield)
+        finally:
+            self.wide -= wide
 
     def pytest_collectreport(self, report: Any) -> None:
         if report.failed:
@@ -267,4 +359,6 @@ class _Recorder:
 
     def report(self, code: int) -> dict:
         return {"format": 1, "finished": self.exit is not None, "exit": code,
-                "tests": self.tests, "errors": self.errors[:20]}
+                "tests": self.tests, "errors": self.errors[:20],
+                "reached": {t: " ".join(sorted(names)) for t, names in self.reached.items()},
+                "everywhere": " ".join(sorted(self.everywhere))}
