@@ -234,6 +234,7 @@ class _Job:
     impl: Implementation
     select: frozenset[str] | None = None
     check: bool = False  # the reference with ``select``, to compare with its whole run
+    first: bool = False  # the reference's first run, which says what each test reaches
 
 
 @dataclass
@@ -257,76 +258,78 @@ def run_all(server: _ForkServer, impls: list[Implementation], jobs: int, run_lim
     """Every implementation once, ``jobs`` at a time, in a random order; a Run per key.
 
     Unless ``exhaustive``, a mutant runs only the tests that reach its function on the
-    reference, learnt from one run of the reference first (``harness.own_tests.selection``).
-    Stops early once the suite fails to run on a correct implementation: nothing can be credited
-    then, so the rest would only cost time (a suite that hangs everywhere, say). ``paths``: the
-    snapshot's folder and the student's, so failure texts name the student's files.
+    reference, learnt from a first run of the reference alone (``harness.own_tests.selection``;
+    meanwhile the other jobs run implementations drawn at random, whole). Stops early once the
+    suite fails to run on a correct implementation: nothing can be credited then, so the rest
+    would only cost time (a suite that hangs everywhere, say). ``paths``: the snapshot's folder
+    and the student's, so failure texts name the student's files.
     """
     runs: dict[str, Run] = {}
     partial: dict[str, Run] = {}  # a mutant's run of some of the tests, settled at the end
     checks: dict[frozenset[str], Run] = {}
+    first: list[Run] = []
+    stopped = False
 
     def record(job: _Job, run: Run) -> bool:
+        nonlocal stopped
+        if job.first:
+            first.append(run)
+            return False  # the rest is planned from it
         if job.check:
             checks[job.select or frozenset()] = run
-            return True
+            return not stopped
         (runs if job.select is None else partial)[job.impl.key] = run
         if progress is not None:
             progress(len(runs) + len(partial), len(impls), job.impl.key)
-        return run.ran or not job.impl.correct
+        stopped = stopped or not (run.ran or not job.impl.correct)
+        return not stopped
 
     failure = NOT_RUN
     try:
         flights: dict[int, _Flight] = {}
-        waiting, first = _plan(server, flights, impls, run_limit_s, paths, exhaustive)
-        if first is not None and not first.ran:  # no verdict run can credit anything then
-            waiting = []
-            record(_Job(_reference(impls)), first)
+        waiting = [_Job(impl) for impl in impls]
+        random.SystemRandom().shuffle(waiting)  # the order must tell a child nothing
+        reference = next((i for i in impls if i.key == "reference"), None)
+        if not exhaustive and reference is not None and not all(i.correct for i in impls):
+            # The first run, with jobs - 1 of the others (whole) beside it.
+            _execute(server, flights, waiting[:jobs - 1] + [_Job(reference, first=True)], jobs,
+                     run_limit_s, paths, record)
+            waiting = _plan(impls, waiting[jobs - 1:], first[0] if first else None)
         for job in waiting:
             if job.select == frozenset():  # no test reaches the mutated function: nothing to run
                 record(job, Run("ran"))
         waiting = [job for job in waiting if job.select != frozenset()]
-        random.SystemRandom().shuffle(waiting)  # the order must tell a child nothing
-        _execute(server, flights, waiting, jobs, run_limit_s, paths, record)
+        random.SystemRandom().shuffle(waiting)
+        if first and not first[0].ran:  # the reference's verdict: nothing can be credited
+            record(_Job(reference or impls[0]), first[0])  # (and a hanging suite costs one limit)
+        if not stopped:
+            _execute(server, flights, waiting, jobs, run_limit_s, paths, record)
     except _ServerGone as exc:  # fail closed: whatever has no report did not run
         failure = str(exc)
-    reference = runs.get("reference")
+    reference_run = runs.get("reference")
     for impl in impls:
-        if impl.key in partial and reference is not None and reference.ran:
-            runs[impl.key] = _settled(reference, partial[impl.key], checks)
+        if impl.key in partial and reference_run is not None and reference_run.ran:
+            runs[impl.key] = _settled(reference_run, partial[impl.key], checks)
         elif impl.key not in runs:  # in flight, waiting, or being killed when the server went
             runs[impl.key] = Run("crashed" if failure != NOT_RUN else "not run", problem=failure)
     return runs
 
 
-def _reference(impls: list[Implementation]) -> Implementation:
-    return next(impl for impl in impls if impl.key == "reference")
-
-
-def _plan(server: _ForkServer, flights: dict[int, _Flight], impls: list[Implementation],
-          run_limit_s: float, paths: tuple[str, str],
-          exhaustive: bool) -> tuple[list[_Job], Run | None]:
-    """The runs to make: every correct implementation whole; each mutant whole if
-    ``exhaustive``, else with the tests that reached its function on a first run of the
-    reference, plus the reference's check run of each such choice; and that first run (None
-    if none). A first run that did not run is the reference's verdict: nothing can be credited
-    then, whatever the suite did by running first, and a hanging suite costs one limit."""
-    if exhaustive or all(impl.correct for impl in impls) or "reference" not in {
-            impl.key for impl in impls}:
-        return [_Job(impl) for impl in impls], None
-    reference, first = _reference(impls), []
-    _execute(server, flights, [_Job(reference)], 1, run_limit_s, paths,
-             lambda _, run: first.append(run))
-    if not first or not first[0].ran or first[0].reach is None:
-        return [_Job(impl) for impl in impls], first[0] if first else None
+def _plan(impls: list[Implementation], waiting: list[_Job], first: Run | None) -> list[_Job]:
+    """The ``waiting`` runs with their tests: every correct implementation whole; each mutant
+    with the tests that reached its function on the reference's ``first`` run (whole if it did
+    not run or say), plus the reference's check run of each such choice."""
+    if first is None or not first.ran or first.reach is None:
+        return waiting
     planned, choices = [], set()
-    for impl in impls:
-        chosen = None if impl.correct else first[0].reach.chosen(first[0].outcomes,
-                                                                 impl.mutant.function)
+    for job in waiting:
+        impl = job.impl
+        chosen = None if impl.correct else first.reach.chosen(first.outcomes, impl.mutant.function)
         planned.append(_Job(impl, chosen))
         if chosen:
             choices.add(chosen)
-    return planned + [_Job(reference, chosen, check=True) for chosen in choices], first[0]
+    reference = next(i for i in impls if i.key == "reference")
+    return planned + [_Job(reference, chosen, check=True) for chosen in sorted(choices, key=sorted)]
 
 
 def _settled(reference: Run, run: Run, checks: dict[frozenset[str], Run]) -> Run:
@@ -349,7 +352,8 @@ def _execute(server: _ForkServer, flights: dict[int, _Flight], waiting: list[_Jo
              run_limit_s: float, paths: tuple[str, str], done: Callable[[_Job, Run], Any]) -> None:
     """The ``waiting`` runs (from its end), ``jobs`` at a time, each handed to ``done`` as it
     ends; until none is left or ``done`` returns false. ``flights``: the runs the server has,
-    also those of an earlier call being killed. _ServerGone if the server went."""
+    also those an earlier call left (their ends go to ``done`` too). _ServerGone if the server
+    went."""
     going = True
     while going and (waiting or flights):
         while waiting and len(flights) < jobs:

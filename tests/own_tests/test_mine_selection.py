@@ -37,7 +37,8 @@ R = "reach/test_reach.py::"
 
 
 def run(suite: str, exhaustive: bool, bugs: list[str] | None = BUGS,
-        plan: list | None = None, monkeypatch: pytest.MonkeyPatch | None = None) -> dict:
+        plan: list | None = None, monkeypatch: pytest.MonkeyPatch | None = None,
+        jobs: int = 2) -> dict:
     """The result's JSON without its timing; ``plan`` gets (key, tests given or None, check)."""
     if plan is not None and monkeypatch is not None:
         execute = mine._execute
@@ -47,9 +48,9 @@ def run(suite: str, exhaustive: bool, bugs: list[str] | None = BUGS,
             return execute(server, flights, waiting, *args)
 
         monkeypatch.setattr(mine, "_execute", spy)
-    doc = mine.run_mine(MODULE, SUITES / suite, jobs=2, mutant_ids=bugs,
+    doc = mine.run_mine(MODULE, SUITES / suite, jobs=jobs, mutant_ids=bugs,
                         exhaustive=exhaustive).to_json()
-    del doc["duration_s"]
+    del doc["duration_s"], doc["jobs"]  # how it ran, not what it found
     # A failure inside a dependency names the run's staging folder, another one each run.
     return json.loads(re.sub(r"ol-mine-stage-[^/]*/", "STAGE/", json.dumps(doc)))
 
@@ -58,7 +59,7 @@ def run(suite: str, exhaustive: bool, bugs: list[str] | None = BUGS,
 def reach_plan():
     plan: list = []
     with pytest.MonkeyPatch.context() as mp:
-        doc = run("reach", False, plan=plan, monkeypatch=mp)
+        doc = run("reach", False, plan=plan, monkeypatch=mp, jobs=1)  # no run beside the first
     return doc, plan
 
 
