@@ -113,7 +113,9 @@ def check_error(request: CheckRequest, workspace: str | None, message: str) -> R
 
 def lab(request: LabRequest,
         progress: Callable[[int, int, str], None] | None = None) -> LabResult:
-    """The kill matrix of the request's module."""
+    """The kill matrix of the request's module. ``request.cache`` says whether its cells come
+    from the lab's cache where their key is found (off unless asked: ``ol lab`` asks), and
+    ``result.reuse`` how many did; the matrix is the same either way."""
     from harness.lab.engine import run_lab
 
     return run_lab(request, progress)

@@ -183,6 +183,10 @@ def source_digests(text: str, names: list[str] | tuple[str, ...],
         else:
             for name in bound:
                 binders.setdefault(name, []).append(i)
+    uses: dict[int, set[int]] = {}  # a definition -> the definitions it names
+    for i in {i for found in binders.values() for i in found}:
+        named = {n.id for n in ast.walk(nodes[i]) if isinstance(n, ast.Name)}
+        uses[i] = {j for name in named for j in binders.get(name, ())}
     digests = {}
     for name in names:
         found = binders.get(name)
@@ -193,12 +197,9 @@ def source_digests(text: str, names: list[str] | tuple[str, ...],
         todo = list(found)
         while todo:
             i = todo.pop()
-            if i in closure:
-                continue
-            closure.add(i)
-            for n in ast.walk(nodes[i]):
-                if isinstance(n, ast.Name):
-                    todo += binders.get(n.id, ())
+            if i not in closure:
+                closure.add(i)
+                todo += uses[i]
         digests[name] = _digest("test", name, *shared,
                                 *(_segment(lines, nodes[i]) for i in sorted(closure)))
     return digests
