@@ -98,22 +98,26 @@ class Implementation:
 
 def implementations(module: Module, mutant_ids: list[str] | None = None) -> list[Implementation]:
     """The reference, the hidden correct implementations, then the mutants (or ``mutant_ids``)."""
-    from harness.engine.mutants import find_mutant, load_mutants
-    from harness.lab.engine import mutant_source
+    from harness.engine.mutants import apply
     from harness.own_tests.alternatives import load_alternatives
 
-    impls = [Implementation("reference", "the reference",
-                            (REFERENCE_PYTHON / module.file).read_text(encoding="utf-8"))]
+    reference = (REFERENCE_PYTHON / module.file).read_text(encoding="utf-8")
+    impls = [Implementation("reference", "the reference", reference)]
     impls += [Implementation(a.name, f"hidden implementation '{a.name}'", a.source(module),
                              differs=a.differs) for a in load_alternatives(module)]
-    mutants = (load_mutants(module.id) if mutant_ids is None
-               else [find_mutant(module.id, m) for m in mutant_ids])
-    for m in mutants:
+    for m in _mutants(module, mutant_ids):
         try:
-            impls.append(Implementation(m.id, f"bug {m.id}", mutant_source(m, module), mutant=m))
+            impls.append(Implementation(m.id, f"bug {m.id}", apply(m, reference), mutant=m))
         except MutantDoesNotApply as exc:
             raise VerdictFailure(exc.message, exc.hint) from None
     return impls
+
+
+def _mutants(module: Module, mutant_ids: list[str] | None) -> list[Any]:
+    from harness.engine.mutants import find_mutant, load_mutants
+
+    return (load_mutants(module.id) if mutant_ids is None
+            else [find_mutant(module.id, m) for m in mutant_ids])
 
 
 @dataclass(frozen=True)
@@ -678,13 +682,17 @@ def run_mine(module: Module, suite: Path, jobs: int | None = None, limits: Any =
     from harness.sandbox.supervisor import Limits
 
     start = time.perf_counter()
-    impls = implementations(module, mutant_ids)
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(impls)))
+    from harness.own_tests.alternatives import load_alternatives
+
+    count = 1 + len(load_alternatives(module)) + len(_mutants(module, mutant_ids))
+    jobs = max(1, min(jobs or os.cpu_count() or 1, count))
     root, config = stage(module, suite)
     config["import_name"] = module.import_name
     try:
         server = _ForkServer(config, limits or Limits(), jobs)
         try:
+            # The mutants are applied while the server starts (its imports: the other core).
+            impls = implementations(module, mutant_ids)
             sandboxed, contained = server.ready()
             runs = run_all(server, impls, jobs, run_limit_s, progress,
                            (config["snapshot"], str(suite.parent)), exhaustive)
