@@ -29,6 +29,10 @@ from harness.own_tests.engine import MESSAGE_CHARS, REPORT_BYTES
 from harness.sandbox.harden import confine_run
 
 _PR_SET_PDEATHSIG, _PR_SET_DUMPABLE = 1, 4
+# What every run of pytest imported on its own (pytest's debugging and faulthandler plugins, its
+# argument completion, importlib.metadata's email parser) or a suite reaches through numpy
+# without naming it (``np.random``): about 12 ms a run, imported once here instead.
+WARM = ("pdb", "faulthandler", "_pytest._argcomplete", "email.parser", "numpy.random")
 
 
 def _prctl(option: int, value: int) -> None:
@@ -85,6 +89,9 @@ def _warm_up(config: dict) -> str | None:
         for name in default_plugins:
             with contextlib.suppress(ImportError):
                 importlib.import_module(f"_pytest.{name}")
+        for name in WARM:
+            with contextlib.suppress(ImportError):
+                importlib.import_module(name)
         for name in config["deps"]:
             importlib.import_module(name)
     except Exception as exc:  # noqa: BLE001 - reported to the parent, which stops
@@ -252,21 +259,24 @@ def _record_reach(module: Any, recorder: _Recorder) -> None:  # pragma: no cover
     and so is a call from inside the module (its globals are these attributes). As
     ``harness.lab.reach`` does for the catalog; the wrappers only note, the results are the
     implementation's own."""
-    note = recorder.reach
     for name, value in list(vars(module).items()):
         if isinstance(value, types.FunctionType) and value.__module__ == module.__name__:
-            setattr(module, name, _noting(value, name, note))
+            setattr(module, name, _noting(value, name, recorder))
         elif isinstance(value, type) and value.__module__ == module.__name__:
             for attr, member in list(vars(value).items()):
                 if isinstance(member, types.FunctionType):
-                    setattr(value, attr, _noting(member, f"{name}.{attr}", note))
+                    setattr(value, attr, _noting(member, f"{name}.{attr}", recorder))
 
 
-def _noting(fn: Any, name: str, note: Any) -> Any:  # pragma: no cover - forked
+def _noting(fn: Any, name: str, recorder: _Recorder) -> Any:  # pragma: no cover - forked
+    last: list[object] = [None]  # the recorder's epoch when this wrapper last noted its call
+
     @functools.wraps(fn)
     def noted(*args: Any, **kwargs: Any) -> Any:
         __tracebackhide__ = True  # read by pytest: no failure text shows this wrapper
-        note(name)
+        if last[0] is not recorder.epoch:  # once per test and phase: a loop's calls cost little
+            last[0] = recorder.epoch
+            recorder.reach(name)
         return fn(*args, **kwargs)
 
     return noted
@@ -306,6 +316,7 @@ class _Recorder:
         self.wide = 0  # inside the setup of a fixture wider than one test
         self.reached: dict[str, set[str]] = {}
         self.everywhere: set[str] = set()
+        self.epoch = object()  # new whenever where a call counts changes
 
     def reach(self, name: str) -> None:
         if self.current is None or self.wide:
@@ -314,27 +325,27 @@ class _Recorder:
             self.reached.setdefault(self.current, set()).add(name)
 
     def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
-        self.current = nodeid
+        self.current, self.epoch = nodeid, object()
 
     def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
-        self.current = None
+        self.current, self.epoch = None, object()
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_teardown(self, item: Any, nextitem: Any) -> Any:
-        current, self.current = self.current, None
+        current, self.current, self.epoch = self.current, None, object()
         try:
             return (yield)
         finally:
-            self.current = current
+            self.current, self.epoch = current, object()
 
     @pytest.hookimpl(wrapper=True)
     def pytest_fixture_setup(self, fixturedef: Any, request: Any) -> Any:
         wide = fixturedef.scope != "function"
-        self.wide += wide
+        self.wide, self.epoch = self.wide + wide, object()
         try:
             return (yield)
         finally:
-            self.wide -= wide
+            self.wide, self.epoch = self.wide - wide, object()
 
     def pytest_collectreport(self, report: Any) -> None:
         if report.failed:

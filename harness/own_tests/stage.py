@@ -36,7 +36,7 @@ SKIPPED_DIRS = {"__pycache__", ".git", ".pytest_cache", ".hypothesis", ".tox", "
                 ".mypy_cache", ".ruff_cache", "node_modules"}
 # Installed modules a suite may import that are slow to import: imported once in the server.
 PRELOAD = ("scipy", "scipy.stats", "scipy.special", "hypothesis", "hypothesis.strategies",
-           "hypothesis.extra.numpy")
+           "hypothesis.extra.numpy", "fractions", "statistics")
 # Reading the suite: a process's address space (the interpreter and pytest take about 60 MiB; a
 # hand-written test file of a few thousand lines a few MiB more), its wall clock and CPU time.
 READ_MEMORY = 512 << 20
