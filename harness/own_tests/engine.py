@@ -14,16 +14,22 @@ How it runs. One fork server (``serve``) in a worker process, started like ``ol 
 stdin closed), imports numpy, pytest and the reference dependencies once. Per implementation it
 forks a child that installs the implementation as the module from memory, runs ``pytest.main``
 over a snapshot of the suite with a recording plugin (``_Recorder``), writes one JSON report to a
-pipe of its own and exits. The parent keeps ``--jobs`` children busy and decodes every report as
-plain data (no pickle). It enforces a wall-clock limit per run: past it, the server SIGKILLs that
-run's process tree (it sees the runs' PID namespace, the parent does not), and a server that does
-not confirm within seconds is killed with everything it started.
+pipe of its own and exits. A mutant's child runs only the tests that reached its function on
+the reference, the others taking the reference's outcome (``harness.own_tests.selection``, where
+why a suite cannot gain by it is argued; ``--exhaustive``: every test everywhere). The parent
+keeps ``--jobs`` children busy and decodes every report as plain data (no pickle). It enforces a
+wall-clock limit per run: past it, the server SIGKILLs that run's process tree (it sees the
+runs' PID namespace, the parent does not), and a server that does not confirm within seconds is
+killed with everything it started.
 
 Trust. The student's tests run in the children and can do anything there, including forging the
 report, which is written from inside their process. So nothing rests on a child's honesty, and a
 child cannot learn which implementation it runs except by testing it: no name, kind or position
 of an implementation reaches the server (a random run id and the source, in a random order), and
-the implementation's frames are hidden from tracebacks. Whatever a report claims is then a
+the implementation's frames are hidden from tracebacks. (Two things do tell a little, and
+``harness.own_tests.selection`` makes them count for nothing: the reference's first run, which
+only says what each test reaches, and a choice of tests, given to a mutant's run and to the
+reference's check run of the same choice alike.) Whatever a report claims is then a
 function of the implementation's behaviour: a forged "all passed" on a mutant only means
 "missed", and a forged failure fails on correct code as well. Every failure to report fails
 closed: a crash, a timeout, a report that does not parse or a session that did not finish means
@@ -33,8 +39,8 @@ can still tell them apart; like any test of code instead of behaviour, that is o
 grades.)
 
 This module is the parent's side (the server's handle, the runs in flight, judging each report)
-and the verdict with its JSON shape, a little over the house 400 lines because the verdict is read
-with the judging it rests on. The server's side is ``harness.own_tests.server``; staging the
+and the verdict with its JSON shape, over the house 400 lines because the verdict is read with the
+judging and the running it rests on. The server's side is ``harness.own_tests.server``; staging the
 suite is ``harness.own_tests.stage``; the reports (text, JSON, Gradescope) are
 ``harness.report.own_tests``.
 """
