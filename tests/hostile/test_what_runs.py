@@ -10,7 +10,9 @@ and exit 2 in ``ol check`` and ``ol gate``, the row ``error`` in ``ol grade``, n
 ol's memory stays bounded.
 
 Every ``ol`` here runs as a subprocess with a ``TMPDIR`` of its own, its peak memory read from
-``wait4``.
+``wait4`` by a small launcher that forks it: Linux counts into a process's ``ru_maxrss`` the
+resident size of the process it was forked from (kept through ``exec``), so ``ol`` forked from
+this test session, grown to over a GiB late in the suite, would report the session's size.
 """
 
 from __future__ import annotations
@@ -35,6 +37,16 @@ from harness.errors import EXIT_PARTIAL  # -k: a partial run, none failed
 pytestmark = pytest.mark.slow
 RUN_BOUND_S = 120.0  # any ol command here takes a few seconds; past this it hangs
 PEAK_MIB = 300  # ol's own peak memory on a bomb (it idles at about 60 MiB)
+# Forks the command from a process of a few MiB, waits for it, and writes its exit code and peak.
+LAUNCHER = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.executable, [sys.executable, *sys.argv[2:]])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as f:
+    f.write(f"{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss}")
+"""
 REJECTION = "python/tinyllm/prob/rejection.py"
 CATEGORICAL = "python/tinyllm/prob/categorical.py"
 PROB_INIT = "python/tinyllm/prob/__init__.py"
@@ -63,8 +75,10 @@ class Run:
         env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
         env.update(TMPDIR=str(tmp), PYTHONDONTWRITEBYTECODE="1")
         start = time.monotonic()
+        measured = tmp_path / f"peak-{secrets.token_hex(3)}"
         with open(tmp_path / "out", "w+b") as out, open(tmp_path / "err", "w+b") as err:
-            proc = subprocess.Popen([sys.executable, "-m", "harness", *args], cwd=REPO_ROOT,
+            proc = subprocess.Popen([sys.executable, "-I", "-c", LAUNCHER, str(measured),
+                                     "-m", "harness", *args], cwd=REPO_ROOT,
                                     env=env, stdout=out, stderr=err, start_new_session=True)
             while True:
                 pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -79,9 +93,13 @@ class Run:
             err.seek(0)
             self.out = out.read().decode(errors="replace")
             self.err = err.read().decode(errors="replace")
-        self.rc = proc.returncode
+        if measured.exists():  # the launcher saw the command end
+            rc, peak_kib = (int(v) for v in measured.read_text().split())
+        else:  # killed at the bound, launcher and all: its own figures, an overestimate
+            rc, peak_kib = os.waitstatus_to_exitcode(status), usage.ru_maxrss
+        self.rc = rc
         self.seconds = time.monotonic() - start
-        self.peak_mib = usage.ru_maxrss / 1024
+        self.peak_mib = peak_kib / 1024  # Linux: kilobytes
 
     def __repr__(self) -> str:
         return (f"rc={self.rc} {self.seconds:.1f} s {self.peak_mib:.0f} MiB\n--- stdout ---\n"
