@@ -45,6 +45,9 @@ class Alarm:
         return self.rate / self.alpha
 
 
+ROWS = 1000  # samples whose mixture weight is computed at once (1000 x 2001 means: 16 MB)
+
+
 def pooled_law(probs: Sequence[float], draws: int) -> np.ndarray:
     """The law of ``merge_small``'s cells at ``draws`` draws (ids of probability 0 left out)."""
     expected = [draws * a for a in probs]
@@ -71,13 +74,15 @@ def exact_alarm(pi: np.ndarray, draws: int, alpha: float, samples: int = 200_000
     weights = np.full(len(means), 0.9 / (len(means) - 1))
     weights[-1] = 0.1  # defensive: the weights stay below 10
     log_ratio = np.log(means / pi).T
+    log_weights = np.log(weights)
     total = total2 = 0.0
     for start in range(0, samples, chunk):
         m = min(chunk, samples - start)
         x = rng.multinomial(draws, means[rng.choice(len(means), size=m, p=weights)])
-        inside = (((x - draws * pi) ** 2) / (draws * pi)).sum(axis=1) > critical
-        w = np.exp(-logsumexp(x[inside] @ log_ratio + np.log(weights), axis=1))
-        total, total2 = total + float(w.sum()), total2 + float((w ** 2).sum())
+        inside = x[(((x - draws * pi) ** 2) / (draws * pi)).sum(axis=1) > critical]
+        for row in range(0, len(inside), ROWS):  # a few MiB at a time, not inside x means
+            w = np.exp(-logsumexp(inside[row:row + ROWS] @ log_ratio + log_weights, axis=1))
+            total, total2 = total + float(w.sum()), total2 + float((w ** 2).sum())
     rate = total / samples
     return rate, float(np.sqrt(max(total2 / samples - rate ** 2, 0.0) / samples))
 
