@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from harness import api
-from harness.engine.course import REFERENCE_DIR
 from harness.engine.seeding import FRESH
 from harness.errors import HarnessError
+from harness.paths import REFERENCE_DIR
 
 
 def workspace(root: Path) -> Path:

@@ -138,7 +138,7 @@ def _layer(name: str) -> str:
 
 # What each layer may import (besides itself and the modules any layer may use). The CLI parses;
 # commands adapt; the engines run; reporters format; the sandbox is the door to untrusted code.
-ANYONE = {"errors", "engine"}
+ANYONE = {"errors", "engine", "paths"}
 # Two leaf modules any layer may use: how untrusted text is shown (``printable``) and how a file
 # is written (atomically, never through a link). They import nothing of the layers above.
 SHARED = {"harness.report.escape", "harness.report.io"}

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from harness.engine.course import REPO_ROOT
+from harness.paths import REPO_ROOT
 
 SCRIPT = REPO_ROOT / "bench" / "diagnosis_corpus.py"
 

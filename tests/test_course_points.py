@@ -7,9 +7,10 @@ import tomllib
 
 import pytest
 
-from harness.engine.course import PACKAGE_DIR, load_course
+from harness.engine.course import load_course
 from harness.engine.runner import collect
 from harness.errors import HarnessError
+from harness.paths import PACKAGE_DIR
 
 
 def test_every_weighted_test_is_a_test_of_its_catalog():

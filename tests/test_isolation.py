@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.engine.course import REFERENCE_PYTHON, load_course
+from harness.engine.course import load_course
 from harness.engine.target import (
     ContractViolation,
     InProcessTarget,
@@ -27,6 +27,7 @@ from harness.engine.target import (
     TargetTimedOut,
 )
 from harness.engine.uniforms import PCGSource, ScriptedSource
+from harness.paths import REFERENCE_PYTHON
 from harness.sandbox.codec import MalformedReply, RemoteError
 from harness.sandbox.isolated import ImportProblem, IsolatedTarget, Limits
 

@@ -24,7 +24,7 @@ from harness.audit.mutations import MutmutMutant
 from harness.audit.mutmut_result import MutmutAudit, MutmutRow
 from harness.audit.power_result import MutantPower, PowerAudit, TestPower
 from harness.engine.check import CheckRequest, run_check
-from harness.engine.course import REFERENCE_DIR, load_course
+from harness.engine.course import load_course
 from harness.engine.requests import GateRequest
 from harness.engine.results import Kind, Outcome, RunResult, TestResult
 from harness.engine.serial import TYPE_KEY, read_result
@@ -34,6 +34,7 @@ from harness.gate.engine import GateResult, ModuleGate, run_gate
 from harness.grade.gradebook import JSON_NAME, Gradebook, read_gradebook
 from harness.lab.engine import NOT_RUN, LabResult
 from harness.own_tests.engine import MineResult, run_mine
+from harness.paths import REFERENCE_DIR
 from harness.report.common import json_text
 from harness.report.lab import write_lab_reports
 

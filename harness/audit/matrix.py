@@ -24,8 +24,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from harness.engine.course import REPO_ROOT
 from harness.errors import HarnessError
+from harness.paths import REPO_ROOT
 
 TEST_LIMIT_S = 60.0
 # The child runs this checkout's harness, whatever ``ol`` another editable install would import.

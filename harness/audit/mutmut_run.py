@@ -32,8 +32,9 @@ from harness.audit.mutations import extract
 from harness.audit.mutmut_result import MutmutAudit, MutmutRow
 from harness.audit.workdir import make_workdir
 from harness.catalogs.metadata import collect
-from harness.engine.course import REFERENCE_PYTHON, REPO_ROOT, Module, load_course
+from harness.engine.course import Module, load_course
 from harness.errors import HarnessError
+from harness.paths import REFERENCE_PYTHON, REPO_ROOT
 
 MUTMUT_TIMEOUT_S = 3600.0
 _CLI = "import sys; from mutmut.__main__ import cli; sys.exit(cli())"

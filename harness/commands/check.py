@@ -16,10 +16,11 @@ from harness.commands.common import (
     worker_limits_of,
     write_asked,
 )
-from harness.engine.course import STUDENT_DIR, Module, load_course
+from harness.engine.course import Module, load_course
 from harness.engine.requests import CheckRequest
 from harness.engine.results import RunResult, TestResult
 from harness.errors import EXIT_USAGE, HarnessError, exit_code
+from harness.paths import STUDENT_DIR
 
 if TYPE_CHECKING:
     from harness.engine.workspace import Workspace

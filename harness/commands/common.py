@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal, overload
 
-from harness.engine.course import PACKAGE_DIR, REFERENCE_PYTHON
 from harness.engine.seeding import FRESH, PUBLIC
 from harness.errors import HarnessError
+from harness.paths import PACKAGE_DIR, REFERENCE_PYTHON
 
 
 def out(text: str = "", width: int | None = None) -> None:

@@ -6,8 +6,9 @@ import argparse
 import difflib
 import sys
 
-from harness.engine.course import REFERENCE_PYTHON, load_course
+from harness.engine.course import load_course
 from harness.errors import EXIT_PASS, HarnessError
+from harness.paths import REFERENCE_PYTHON
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,4 +1,5 @@
-"""The course description (``course.toml``) as typed objects, and the project's fixed paths."""
+"""The course description (``course.toml``) as typed objects (the project's fixed paths are in
+``harness.paths``)."""
 
 from __future__ import annotations
 
@@ -10,14 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
-
-PACKAGE_DIR = Path(__file__).resolve().parent.parent  # harness/, which holds course.toml
-REPO_ROOT = PACKAGE_DIR.parent
-REFERENCE_DIR = REPO_ROOT / "reference"
-REFERENCE_PYTHON = REFERENCE_DIR / "python"
-MUTANTS_DIR = REPO_ROOT / "mutants"
-STUDENT_DIR = REPO_ROOT / "student"
-REPORTS_DIR = REPO_ROOT / "reports"
+from harness.paths import PACKAGE_DIR
 
 
 @dataclass(frozen=True)

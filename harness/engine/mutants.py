@@ -56,7 +56,7 @@ class Mutant:
 
 def mutants_dir() -> Path:
     """``<repo>/mutants``, the repo being the directory that holds the ``harness`` package."""
-    from harness.engine.course import MUTANTS_DIR
+    from harness.paths import MUTANTS_DIR
 
     return MUTANTS_DIR
 

@@ -7,8 +7,9 @@ import importlib.util
 import sys
 from types import CodeType, ModuleType
 
-from harness.engine.course import REFERENCE_PYTHON, Module, load_course
+from harness.engine.course import Module, load_course
 from harness.engine.target import InProcessTarget
+from harness.paths import REFERENCE_PYTHON
 
 
 def ensure_reference_path() -> None:

@@ -10,8 +10,9 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.engine.course import REFERENCE_DIR, REFERENCE_PYTHON, Module
+from harness.engine.course import Module
 from harness.errors import HarnessError
+from harness.paths import REFERENCE_DIR, REFERENCE_PYTHON
 from harness.report.io import write_atomic
 
 PACKAGE_INITS = ("tinyllm/__init__.py", "tinyllm/prob/__init__.py")

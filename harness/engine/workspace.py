@@ -22,8 +22,9 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.engine.course import REFERENCE_DIR, REFERENCE_PYTHON, STUDENT_DIR, Course, Module
+from harness.engine.course import Course, Module
 from harness.errors import HarnessError, HostError, host_failure
+from harness.paths import REFERENCE_DIR, REFERENCE_PYTHON, STUDENT_DIR
 from harness.sandbox.fs import remove_tree
 from harness.sandbox.rundirs import run_dir
 from harness.sandbox.staging import Staged, digest, materialize, stage

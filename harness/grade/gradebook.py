@@ -30,14 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
-from harness.engine.course import (
-    MUTANTS_DIR,
-    PACKAGE_DIR,
-    REFERENCE_DIR,
-    REFERENCE_PYTHON,
-    REPO_ROOT,
-    Module,
-)
+from harness.engine.course import Module
 from harness.engine.results import points_value
 from harness.engine.seeding import describe, is_run_seed
 from harness.engine.serial import reading, rerun_command, tagged, untag
@@ -45,6 +38,7 @@ from harness.engine.stubs import stub_source
 from harness.engine.workspace import imports_of
 from harness.errors import HarnessError
 from harness.grade.integrity import flags_of, groups, identity
+from harness.paths import MUTANTS_DIR, PACKAGE_DIR, REFERENCE_DIR, REFERENCE_PYTHON, REPO_ROOT
 from harness.sandbox.staging import as_text
 
 JSON_NAME, CSV_NAME = "gradebook.json", "gradebook.csv"

@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.engine.course import REPO_ROOT
 from harness.engine.results import missing_confinement
+from harness.paths import REPO_ROOT
 
 RECYCLE_AFTER = 100  # submissions per slot process, then a fresh one
 START_TIMEOUT_S = 120.0  # interpreter, numpy, scipy, the catalog: a few seconds on a quiet machine

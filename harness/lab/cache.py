@@ -43,10 +43,11 @@ from pathlib import Path
 from typing import Any
 
 import harness
-from harness.engine.course import REFERENCE_PYTHON, Module, load_course
+from harness.engine.course import Module, load_course
 from harness.engine.mutants import Mutant, apply
 from harness.engine.own_code import reference_source
 from harness.engine.results import TestResult
+from harness.paths import REFERENCE_PYTHON
 
 FORMAT = 1  # of an entry; part of every key too
 BOUND_BYTES = 256 * 1024 * 1024  # the whole folder, after a run that wrote to it

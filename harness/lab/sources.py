@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from harness.catalogs.metadata import collect
-from harness.engine.course import REFERENCE_PYTHON, REPO_ROOT, load_course
+from harness.engine.course import load_course
 from harness.engine.mutants import Mutant, apply
 from harness.errors import HarnessError
 from harness.lab.engine import LabResult
+from harness.paths import REFERENCE_PYTHON, REPO_ROOT
 
 
 def reference_key(file: str) -> str:

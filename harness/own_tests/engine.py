@@ -61,11 +61,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.engine.course import REFERENCE_PYTHON, REPO_ROOT, Module
+from harness.engine.course import Module
 from harness.engine.serial import reading, rerun_command, source_name, tagged, untag
 from harness.errors import HarnessError, MutantDoesNotApply, VerdictFailure
 from harness.own_tests.selection import PARTIAL, decode_reach, settle
 from harness.own_tests.stage import stage
+from harness.paths import REFERENCE_PYTHON, REPO_ROOT
 from harness.sandbox.fs import remove_tree
 
 RUN_LIMIT_S = 60.0  # wall clock per implementation: the whole suite once

@@ -26,8 +26,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.engine.course import REFERENCE_PYTHON, REPO_ROOT, Module
+from harness.engine.course import Module
 from harness.errors import HarnessError
+from harness.paths import REFERENCE_PYTHON, REPO_ROOT
 from harness.sandbox.fs import remove_tree
 from harness.sandbox.rundirs import run_dir
 

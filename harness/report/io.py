@@ -13,8 +13,8 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from harness.engine.course import REPORTS_DIR
 from harness.errors import HarnessError
+from harness.paths import REPORTS_DIR
 
 HINT = "choose a writable path"
 NEW_FILE_MODE = 0o644  # mkstemp creates 0600; a report is meant to be read by others

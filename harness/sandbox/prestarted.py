@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.engine.course import REPO_ROOT
+from harness.paths import REPO_ROOT
 from harness.sandbox.supervisor import Output, Supervised, worker_env
 
 ZYGOTE_SCRIPT = Path(__file__).resolve().parent / "zygote.py"

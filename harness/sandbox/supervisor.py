@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.engine.course import REPO_ROOT
+from harness.paths import REPO_ROOT
 from harness.sandbox import proctree
 from harness.sandbox.capture import PAGE_BYTES, read_mirror
 from harness.sandbox.codec import MalformedReply

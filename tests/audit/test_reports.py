@@ -14,7 +14,7 @@ from harness.audit.equivalents import Record
 from harness.audit.mutations import MutmutMutant
 from harness.audit.mutmut_result import MutmutAudit, MutmutRow
 from harness.audit.power_result import MutantPower, PowerAudit, TestPower
-from harness.engine.course import REFERENCE_PYTHON
+from harness.paths import REFERENCE_PYTHON
 from harness.report.audit import (
     mutator_name,
     to_html,

@@ -9,7 +9,8 @@ import pytest
 
 from harness.audit.workdir import make_workdir, mutmut_target
 from harness.catalogs.metadata import collect
-from harness.engine.course import REPO_ROOT, load_course
+from harness.engine.course import load_course
+from harness.paths import REPO_ROOT
 
 MODULE = load_course().module("M07.6")
 

@@ -18,7 +18,7 @@ import pytest
 
 import harness.commands.tests
 from harness.cli import main
-from harness.engine.course import REFERENCE_PYTHON, REPO_ROOT
+from harness.paths import REFERENCE_PYTHON, REPO_ROOT
 
 DOC = REPO_ROOT / "docs" / "bad-input.md"
 

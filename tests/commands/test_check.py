@@ -11,11 +11,12 @@ import pytest
 from harness.catalogs.metadata import collect
 from harness.cli import main
 from harness.engine.check import CheckRequest, run_check
-from harness.engine.course import REFERENCE_PYTHON, load_course
+from harness.engine.course import load_course
 from harness.engine.mutants import find_mutant, load_mutants
 from harness.engine.workspace import resolve_workspace
 from harness.errors import EXIT_PARTIAL
 from harness.lab.engine import mutant_source
+from harness.paths import REFERENCE_PYTHON
 
 MODULES = list(load_course().modules)
 MODULE = load_course().module("M07.6")

@@ -16,7 +16,7 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from harness.engine.course import REFERENCE_PYTHON, REPO_ROOT
+from harness.paths import REFERENCE_PYTHON, REPO_ROOT
 from harness.report.escape import has_unsafe
 
 HOSTILE = ("\\x1b[2K\\x1b[1A\\x1b[2K\\x1b[2K\\x1b[1A\\x1b[2K19 passed, 0 failed (verdict: pass)"

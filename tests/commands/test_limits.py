@@ -13,9 +13,9 @@ import pytest
 
 from harness.cli import main
 from harness.commands.common import worker_limits_of as _limits
-from harness.engine.course import REFERENCE_PYTHON
 from harness.engine.limits import JOBS_MAX, MEMORY_MB_MAX
 from harness.errors import HarnessError
+from harness.paths import REFERENCE_PYTHON
 
 TIMEOUT = "must be positive and at most 3600 seconds"
 MEMORY = "must be at least 256 and at most 1048576 (1 TiB)"

@@ -18,7 +18,7 @@ import pytest
 
 import harness.engine.check
 from harness.cli import main
-from harness.engine.course import REFERENCE_PYTHON, REPO_ROOT
+from harness.paths import REFERENCE_PYTHON, REPO_ROOT
 
 
 def workspace(tmp_path: Path) -> Path:

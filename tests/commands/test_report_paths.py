@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.engine.course import REFERENCE_PYTHON
+from harness.paths import REFERENCE_PYTHON
 
 SOURCE = "python/tinyllm/prob/rejection.py"
 

@@ -20,11 +20,11 @@ import harness.lab.engine
 from harness.cli import main
 from harness.engine import seeding
 from harness.engine.check import CheckRequest, run_check
-from harness.engine.course import REFERENCE_PYTHON
 from harness.engine.requests import GateRequest, LabRequest
 from harness.engine.results import RunResult
 from harness.engine.seeding import resolve_seed
 from harness.errors import HarnessError
+from harness.paths import REFERENCE_PYTHON
 
 SEED = 424242
 

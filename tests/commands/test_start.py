@@ -7,8 +7,9 @@ import ast
 import pytest
 
 from harness.cli import main
-from harness.engine.course import STUDENT_DIR, load_course
+from harness.engine.course import load_course
 from harness.engine.stubs import start, stub_source
+from harness.paths import STUDENT_DIR
 
 MODULES = ("M06.3", "M07.1", "M07.6")
 
@@ -88,7 +89,7 @@ def _run_start(workspace):
     import subprocess
     import sys
 
-    from harness.engine.course import REPO_ROOT
+    from harness.paths import REPO_ROOT
 
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     return subprocess.run([sys.executable, "-m", "harness", "start", "M07.6", "--workspace",
@@ -150,7 +151,7 @@ def test_next_offers_ref_deps_in_a_fresh_workspace_and_that_command_checks(tmp_p
 
 
 def test_next_drops_ref_deps_once_the_needed_modules_are_written(tmp_path, capsys, monkeypatch):
-    from harness.engine.course import REFERENCE_PYTHON
+    from harness.paths import REFERENCE_PYTHON
 
     monkeypatch.chdir(tmp_path)
     for dep in ("categorical.py", "pcg32.py"):

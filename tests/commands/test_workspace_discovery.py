@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.engine.course import REFERENCE_PYTHON, REPO_ROOT, STUDENT_DIR
 from harness.engine.workspace import resolve_workspace
+from harness.paths import REFERENCE_PYTHON, REPO_ROOT, STUDENT_DIR
 
 
 def _workspace(path: Path) -> Path:

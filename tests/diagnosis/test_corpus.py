@@ -28,10 +28,11 @@ from diagnosis_corpus import applies, entries
 from harness.diagnosis.engine import MAX_ENTRIES
 from harness.diagnosis.record import Recorder
 from harness.engine.check import with_diagnosis
-from harness.engine.course import REFERENCE_PYTHON, REPO_ROOT, load_course
+from harness.engine.course import load_course
 from harness.engine.own_code import module_from_source
 from harness.engine.runner import run_catalog
 from harness.engine.target import InProcessTarget
+from harness.paths import REFERENCE_PYTHON, REPO_ROOT
 
 COURSE = load_course()
 ALL = [e for mid in COURSE.modules for e in entries(mid)]

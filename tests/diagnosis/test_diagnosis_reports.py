@@ -6,10 +6,11 @@ import json
 import shutil
 
 from harness.cli import main
-from harness.engine.course import REFERENCE_PYTHON, load_course
+from harness.engine.course import load_course
 from harness.engine.mutants import find_mutant
 from harness.engine.results import RunResult
 from harness.lab.engine import mutant_source
+from harness.paths import REFERENCE_PYTHON
 
 MODULE = load_course().module("M07.6")
 

@@ -20,10 +20,11 @@ import pytest
 from test_corpus import check_in_process, workspace_with
 
 from harness.diagnosis.engine import MAX_ENTRIES
-from harness.engine.course import REFERENCE_PYTHON, REPO_ROOT, load_course
+from harness.engine.course import load_course
 from harness.engine.own_code import module_from_source
 from harness.engine.runner import run_catalog
 from harness.engine.target import InProcessTarget
+from harness.paths import REFERENCE_PYTHON, REPO_ROOT
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "corpus" / "M07.6"

@@ -21,7 +21,8 @@ import pytest
 from harness.catalogs.checks import called, expect
 from harness.catalogs.metadata import case
 from harness.cli import main
-from harness.engine.course import REFERENCE_DIR, REPO_ROOT, STUDENT_DIR, load_course
+from harness.engine.course import load_course
+from harness.paths import REFERENCE_DIR, REPO_ROOT, STUDENT_DIR
 
 JUNIT_XSD = REPO_ROOT / "tests" / "schemas" / "junit.xsd"
 CATEGORICAL = "python/tinyllm/prob/categorical.py"

@@ -15,7 +15,7 @@ import pytest
 import harness.engine.runner
 from harness.cli import main
 from harness.engine import seeding
-from harness.engine.course import REFERENCE_DIR, REPO_ROOT
+from harness.paths import REFERENCE_DIR, REPO_ROOT
 
 JUNIT_XSD = REPO_ROOT / "tests" / "schemas" / "junit.xsd"
 CATEGORICAL = "python/tinyllm/prob/categorical.py"

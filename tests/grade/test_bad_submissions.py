@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.engine.course import REFERENCE_DIR
 from harness.grade.gradebook import CSV_NAME, JSON_NAME, Gradebook
+from harness.paths import REFERENCE_DIR
 from harness.sandbox.fs import remove_tree
 from harness.sandbox.staging import MAX_DEPTH
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.engine.course import REFERENCE_DIR, REPO_ROOT
+from harness.paths import REFERENCE_DIR, REPO_ROOT
 
 CORPUS = REPO_ROOT / "bench" / "corpus" / "M07.6"
 REJECTION = "python/tinyllm/prob/rejection.py"

@@ -23,8 +23,9 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.engine.course import REFERENCE_DIR, load_course
+from harness.engine.course import load_course
 from harness.grade.gradebook import CSV_NAME, JSON_NAME, _cell
+from harness.paths import REFERENCE_DIR
 from harness.sandbox.staging import stage
 
 REJECTION = "python/tinyllm/prob/rejection.py"

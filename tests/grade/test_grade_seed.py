@@ -20,8 +20,8 @@ import pytest
 
 from harness.cli import main
 from harness.engine import seeding
-from harness.engine.course import REFERENCE_DIR
 from harness.grade.gradebook import CSV_NAME, JSON_NAME
+from harness.paths import REFERENCE_DIR
 
 REJECTION = "python/tinyllm/prob/rejection.py"
 FRESH = 271828

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.engine.course import REPO_ROOT
 from harness.errors import EXIT_INTERNAL, HostError, host_failure
+from harness.paths import REPO_ROOT
 from harness.sandbox import staging
 
 

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.engine.course import REPO_ROOT, load_course
+from harness.engine.course import load_course
 from harness.grade import gradebook
+from harness.paths import REPO_ROOT
 
 MODULE = load_course().module("M07.6")
 EDITED = [  # one file of each part of the context, as a path in the checkout

@@ -29,8 +29,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.engine.course import REPO_ROOT
 from harness.errors import EXIT_PARTIAL  # -k: a partial run, none failed
+from harness.paths import REPO_ROOT
 from harness.sandbox.rundirs import pids_parent
 
 pytestmark = pytest.mark.slow

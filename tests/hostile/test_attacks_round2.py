@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.engine.course import REPO_ROOT as REPO
+from harness.paths import REPO_ROOT as REPO
 
 pytestmark = pytest.mark.slow
 PYTHON = Path(sys.executable)

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.engine.course import REPO_ROOT
+from harness.paths import REPO_ROOT
 
 pytestmark = pytest.mark.slow
 RUN_BOUND_S = 180.0  # any single ol command here takes seconds; past this it hangs

@@ -51,7 +51,8 @@ from pathlib import Path
 import pytest
 
 from harness.catalogs.metadata import collect
-from harness.engine.course import REPO_ROOT, load_course
+from harness.engine.course import load_course
+from harness.paths import REPO_ROOT
 from harness.sandbox import proctree
 
 pytestmark = pytest.mark.slow

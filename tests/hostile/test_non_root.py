@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.engine.course import REPO_ROOT
+from harness.paths import REPO_ROOT
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare")

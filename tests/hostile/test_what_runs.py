@@ -31,8 +31,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.engine.course import REFERENCE_PYTHON, REPO_ROOT
 from harness.errors import EXIT_PARTIAL  # -k: a partial run, none failed
+from harness.paths import REFERENCE_PYTHON, REPO_ROOT
 
 pytestmark = pytest.mark.slow
 RUN_BOUND_S = 120.0  # any ol command here takes a few seconds; past this it hangs

@@ -15,11 +15,12 @@ import time
 import pytest
 
 from harness.catalogs.m06_3 import test_catalog as catalog
-from harness.engine.course import REFERENCE_PYTHON, load_course
+from harness.engine.course import load_course
 from harness.engine.mutants import apply, load_mutants
 from harness.engine.own_code import reference_target
 from harness.engine.runner import run_catalog
 from harness.engine.uniforms import HarnessPCG32
+from harness.paths import REFERENCE_PYTHON
 
 MODULE = load_course().module("M06.3")
 MUTANTS = load_mutants("M06.3")

@@ -12,9 +12,10 @@ import shutil
 import pytest
 
 from harness.cli import main
-from harness.engine.course import REFERENCE_PYTHON, load_course
+from harness.engine.course import load_course
 from harness.engine.mutants import find_mutant
 from harness.lab.engine import mutant_source
+from harness.paths import REFERENCE_PYTHON
 
 MODULE = load_course().module("M06.3")
 

@@ -15,10 +15,11 @@ import pytest
 
 from harness.catalogs.metadata import collect
 from harness.cli import main
-from harness.engine.course import REPO_ROOT, load_course
+from harness.engine.course import load_course
 from harness.engine.mutants import load_mutants
 from harness.own_tests import engine as mine
 from harness.own_tests.stage import resolve_suite
+from harness.paths import REPO_ROOT
 from harness.report.own_tests import format_text, to_gradescope, to_json_text
 
 SUITES = Path(__file__).resolve().parent / "suites"
@@ -173,7 +174,7 @@ def test_a_server_that_dies_fails_closed_and_leaves_no_process():
 
 
 def test_the_server_is_hardened_as_the_isolated_worker(strong):
-    from harness.engine.course import REFERENCE_PYTHON
+    from harness.paths import REFERENCE_PYTHON
     from harness.sandbox.isolated import IsolatedTarget
 
     course = load_course()

@@ -23,9 +23,10 @@ import pytest
 
 from harness.catalogs.metadata import collect
 from harness.cli import main
-from harness.engine.course import REFERENCE_PYTHON, load_course
+from harness.engine.course import load_course
 from harness.engine.results import Kind, Outcome, RunResult, TestResult
 from harness.errors import EXIT_PARTIAL
+from harness.paths import REFERENCE_PYTHON
 from harness.report.text import failures_and_summary, fit
 
 HERE = Path(__file__).resolve().parent

@@ -21,10 +21,10 @@ import numpy as np
 import pytest
 from jsonschema import Draft7Validator
 
-from harness.engine.course import REFERENCE_PYTHON
 from harness.engine.mutants import apply, load_mutants
 from harness.engine.results import Kind, Outcome, RunResult, TestResult
 from harness.lab.engine import LabResult, MutantRow
+from harness.paths import REFERENCE_PYTHON
 from harness.report import io as report_io
 from harness.report.lab import (
     DESIGNATED,

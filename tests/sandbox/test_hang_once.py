@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.engine.course import REFERENCE_PYTHON
 from harness.engine.target import TargetCrashed, TargetTimedOut
+from harness.paths import REFERENCE_PYTHON
 from harness.sandbox.capture import KEPT
 from harness.sandbox.isolated import IsolatedTarget, Limits
 

@@ -14,10 +14,11 @@ import types
 import numpy as np
 import pytest
 
-from harness.engine.course import REPO_ROOT, load_course
+from harness.engine.course import load_course
 from harness.engine.results import CaseInfo, Kind, Outcome
 from harness.engine.runner import run_case
 from harness.engine.target import InProcessTarget, Target, TargetTimedOut
+from harness.paths import REPO_ROOT
 from harness.sandbox.invoke import (
     EXITED,
     RAISED,

@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 
 from harness.cli import main
-from harness.engine.course import REFERENCE_PYTHON
 from harness.engine.own_code import module_from_source
 from harness.engine.target import InProcessTarget
+from harness.paths import REFERENCE_PYTHON
 from harness.sandbox.isolated import IsolatedTarget
 
 SOURCE = '''

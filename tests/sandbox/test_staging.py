@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.engine.course import REFERENCE_DIR
 from harness.errors import HarnessError
+from harness.paths import REFERENCE_DIR
 from harness.sandbox import staging
 from harness.sandbox.fs import remove_tree
 from harness.sandbox.staging import MAX_DEPTH, digest, materialize, stage, text_of_name

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.engine.course import REPO_ROOT
 from harness.engine.results import missing_confinement
+from harness.paths import REPO_ROOT
 from harness.sandbox import proctree, worker
 from harness.sandbox.isolated import IsolatedTarget, Limits, confinement_of
 
