@@ -466,7 +466,7 @@ def single_threaded_blas() -> None:
 def _one_line(text: str) -> str:
     """The error line as shown: it can quote a submission (an import error's message), so its
     controls are escaped (``printable``) and a line feed is shown as ``\\n``: one line, always."""
-    from harness.report.escape import printable
+    from harness.escape import printable
 
     return printable(text).replace("\n", "\\n")
 

@@ -138,10 +138,10 @@ def _layer(name: str) -> str:
 
 # What each layer may import (besides itself and the modules any layer may use). The CLI parses;
 # commands adapt; the engines run; reporters format; the sandbox is the door to untrusted code.
-ANYONE = {"errors", "engine", "paths"}
+ANYONE = {"errors", "engine", "paths", "uniforms"}
 # Two leaf modules any layer may use: how untrusted text is shown (``printable``) and how a file
 # is written (atomically, never through a link). They import nothing of the layers above.
-SHARED = {"harness.report.escape", "harness.report.io"}
+SHARED = {"harness.escape", "harness.files"}
 ALLOWED = {
     "cli": {"commands"},
     "__main__": {"cli"},

@@ -26,10 +26,10 @@ from harness.engine.target import (
     TargetError,
     TargetTimedOut,
 )
-from harness.engine.uniforms import PCGSource, ScriptedSource
 from harness.paths import REFERENCE_PYTHON
 from harness.sandbox.codec import MalformedReply, RemoteError
 from harness.sandbox.isolated import ImportProblem, IsolatedTarget, Limits
+from harness.uniforms import PCGSource, ScriptedSource
 
 IMPORT_NAME = "tinyllm.prob.rejection"
 

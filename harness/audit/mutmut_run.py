@@ -229,6 +229,6 @@ def _lab(module_id: str, jobs: int, say: Callable[[str], None]) -> dict[str, Any
 
 
 def _write_log(path: Path, text: str) -> None:
-    from harness.report.io import write_atomic
+    from harness.files import write_atomic
 
     write_atomic(path, text)

@@ -12,7 +12,7 @@ import functools
 
 import numpy as np
 
-from harness.engine.uniforms import HarnessPCG32
+from harness.uniforms import HarnessPCG32
 
 _MULT = 6364136223846793005
 _MASK64 = (1 << 64) - 1

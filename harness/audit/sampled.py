@@ -48,7 +48,7 @@ from harness.engine.exact import (
     u_of,
 )
 from harness.engine.target import Result, TargetEscape
-from harness.engine.uniforms import ScriptedSource
+from harness.uniforms import ScriptedSource
 
 RAISES = "raises"
 

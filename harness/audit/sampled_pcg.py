@@ -34,7 +34,7 @@ from harness.audit.sampled import ChiSquareTest, Trial
 from harness.audit.tabulate import NotTabulable
 from harness.engine.exact import SCALE
 from harness.engine.target import TargetEscape
-from harness.engine.uniforms import HarnessPCG32
+from harness.uniforms import HarnessPCG32
 
 # Seeds at which a target's words must equal PCG32's for the fast path: small, large, the extremes.
 CHECK_SEEDS = (0, 1, 2**32 + 7, 2**63 + 5, 2**64 - 1)

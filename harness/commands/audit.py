@@ -57,7 +57,7 @@ def _progress(label: str, bar: Progress) -> Callable[[str], None]:
 
 def _check_writable(folder: Path | None) -> None:
     """Fail before a long run, not after it, when the report folder cannot be written."""
-    from harness.report.io import default_reports_dir
+    from harness.files import default_reports_dir
 
     folder = folder if folder is not None else default_reports_dir()
     try:
@@ -71,8 +71,8 @@ def _check_writable(folder: Path | None) -> None:
 
 def _mutmut(request: AuditRequest, folder: Path | None) -> str:
     from harness import api
+    from harness.files import default_reports_dir
     from harness.report.audit import mutmut_summary, write_mutmut_reports
-    from harness.report.io import default_reports_dir
 
     logs = folder or default_reports_dir()
     label = f"audit {request.module_id} --mutmut"

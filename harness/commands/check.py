@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     from harness import api
     from harness.engine.check import check_passes_store, record_pass
     from harness.engine.workspace import check_module_file, resolve_workspace
-    from harness.report.escape import printable
+    from harness.escape import printable
     from harness.report.text import failures_and_summary
 
     module = load_course().module(args.module)
@@ -85,7 +85,7 @@ def _reported_on_error(args: argparse.Namespace, request: CheckRequest,
         if exc.exit_code == EXIT_USAGE and (args.json or args.junit or args.gradescope):
             root = str(ws.root) if ws is not None else _given_workspace(args, request)
             from harness import api
-            from harness.report.escape import printable
+            from harness.escape import printable
 
             line = printable(exc.line()).replace("\n", "\\n")
             try:

@@ -16,7 +16,7 @@ from harness.paths import PACKAGE_DIR, REFERENCE_PYTHON
 def out(text: str = "", width: int | None = None) -> None:
     """One line of a command's own output; a path or name in it may come from a submission.
     With ``width``, a longer line is wrapped, its continuation lines indented."""
-    from harness.report.escape import printable
+    from harness.escape import printable
     from harness.report.text import fit
 
     print(fit(printable(text), width), flush=True)
@@ -61,9 +61,9 @@ def check_report_paths(paths: Sequence[str | None | tuple[str, str | None]],
     ``python/`` tree, the reference's, ol's own code, or a ``protected`` tree (a ``(path, what)``
     pair, such as the suite of ``ol tests --mine``); two options naming one file (after
     resolving links, or the same file under two names); an existing path that is not a regular
-    file (``harness.report.io.refuse_special``: nothing is opened). Then each folder is probed.
+    file (``harness.files.refuse_special``: nothing is opened). Then each folder is probed.
     """
-    from harness.report.io import ensure_writable, refuse_special
+    from harness.files import ensure_writable, refuse_special
 
     given = [p if isinstance(p, tuple) else ("report", p) for p in paths]
     named = [(flag, str(p)) for flag, p in given if p is not None]
@@ -114,7 +114,7 @@ def write_asked(reports: Sequence[tuple[str | None, object]], result: object,
     """Each ``(path, render)`` asked for, written atomically (``write_atomic``: the old file or
     the new one, never half of either), then named on its own line. Every report is rendered
     before the first is written: a reporter that fails leaves no report of this run."""
-    from harness.report.io import write_atomic
+    from harness.files import write_atomic
 
     documents = [(path, render(result)) for path, render in reports if path]  # type: ignore[operator]
     for path, text in documents:

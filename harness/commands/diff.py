@@ -14,7 +14,7 @@ from harness.paths import REFERENCE_PYTHON
 def run(args: argparse.Namespace) -> int:
     from harness.engine.check import has_passed
     from harness.engine.workspace import read_module, resolve_workspace, text_of
-    from harness.report.escape import printable
+    from harness.escape import printable
 
     module = load_course().module(args.module)
     ws = resolve_workspace(args.workspace)

@@ -18,6 +18,7 @@ def run(args: argparse.Namespace) -> int:
     from harness import api
     from harness.engine.seeding import resolve_seed
     from harness.engine.workspace import resolve_workspace
+    from harness.files import default_reports_dir
     from harness.gate.engine import gate_replay
     from harness.report.common import cases_line
     from harness.report.gate import (
@@ -27,7 +28,6 @@ def run(args: argparse.Namespace) -> int:
         to_gate_junit,
         to_gate_markdown,
     )
-    from harness.report.io import default_reports_dir
 
     course = load_course()
     course.milestone(args.milestone)  # an unknown milestone is a usage error, before anything runs

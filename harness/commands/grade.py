@@ -16,9 +16,9 @@ from harness.engine.requests import GradeRequest
 
 def run(args: argparse.Namespace) -> int:
     from harness import api
+    from harness.files import write_atomic
     from harness.report.grade import GradeProgress, summary
     from harness.report.grade_files import grade_files
-    from harness.report.io import write_atomic
 
     module = load_course().module(args.module)
     request = GradeRequest(module.id, args.submissions, args.out, args.jobs, args.executor,

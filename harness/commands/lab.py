@@ -9,7 +9,7 @@ from pathlib import Path
 from harness.commands.common import check_report_paths, out, seed_option
 from harness.engine.course import load_course
 from harness.errors import exit_code
-from harness.report.escape import printable
+from harness.escape import printable
 
 
 def run(args: argparse.Namespace) -> int:

@@ -61,9 +61,9 @@ from harness.engine.target import (
     resolve_in,
     show_args,
 )
-from harness.engine.uniforms import RecordingSource
 from harness.errors import MutantDoesNotApply
 from harness.sandbox.codec import Handle
+from harness.uniforms import RecordingSource
 
 MAX_PER_BATCH = 300
 MAX_DIFFERING = 120

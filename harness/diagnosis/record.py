@@ -15,7 +15,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.engine.uniforms import RecordingSource, passes_a_source
+from harness.uniforms import RecordingSource, passes_a_source
 
 
 @dataclass

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from harness.engine.course import Module
 from harness.errors import HarnessError
+from harness.files import write_atomic
 from harness.paths import REFERENCE_DIR, REFERENCE_PYTHON
-from harness.report.io import write_atomic
 
 PACKAGE_INITS = ("tinyllm/__init__.py", "tinyllm/prob/__init__.py")
 

@@ -24,10 +24,10 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from harness.engine.uniforms import RecordingSource, draw_count, passes_a_source
 from harness.sandbox.codec import Handle, Opaque, RemoteError, Reply
 from harness.sandbox.frames import Files, exactly
 from harness.sandbox.invoke import RETURNED, answer, call, changed, invoke, own_copy
+from harness.uniforms import RecordingSource, draw_count, passes_a_source
 
 # Exceptions rebuilt as themselves in the test, so ``pytest.raises(ValueError)`` reads naturally.
 _REBUILT = (

@@ -59,7 +59,7 @@ class ModuleGate:
 
     def line(self, width: int = 6) -> str:
         """``  M07.6  blocked  by M07.1 (it did not pass)``: the module's summary line."""
-        from harness.report.escape import printable
+        from harness.escape import printable
 
         head = f"  {self.module:<{width}}  {self.status:<7}"
         if self.run is not None:

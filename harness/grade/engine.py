@@ -290,8 +290,8 @@ def _needs_dask() -> None:
 def run_grade(request: GradeRequest, events: GradeEvents | None = None) -> GradeOutcome:
     """Grade every submission of ``request.submissions`` into its gradebook (resumed if any)."""
     from harness.catalogs.metadata import collect
+    from harness.files import default_reports_dir
     from harness.gate.engine import catalog_problem
-    from harness.report.io import default_reports_dir
 
     module = load_course().module(request.module_id)
     problem = catalog_problem(module)
@@ -448,7 +448,7 @@ def _write_run(out: Path, name: str, run: dict[str, Any]) -> None:
     """The submission's whole run (every failure message), as ``ol check --json`` writes it."""
     import json
 
-    from harness.report.io import write_atomic
+    from harness.files import write_atomic
 
     write_atomic(out / "runs" / run_file_name(name),
                  json.dumps(clean(run), indent=2, ensure_ascii=False, allow_nan=False) + "\n")

@@ -276,7 +276,7 @@ class Gradebook:
 
     def save(self) -> None:
         """Write ``gradebook.json``, then ``gradebook.csv`` and ``scores.csv`` (views of it)."""
-        from harness.report.io import write_atomic
+        from harness.files import write_atomic
 
         self.flag()
         write_atomic(self.json_path, json.dumps(clean(self.to_json()), indent=1,

@@ -1,4 +1,4 @@
-"""Reporters: each turns a result into a string; ``harness.report.io`` owns every file written.
+"""Reporters: each turns a result into a string; ``harness.files`` owns every file written.
 
 ``render(fmt, results)`` is the one entry point commands need: ``fmt`` is one of ``FORMATS``.
 """

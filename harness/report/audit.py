@@ -20,11 +20,11 @@ from typing import Any
 from harness import __version__
 from harness.audit.equivalents import Record, skeleton
 from harness.audit.mutmut_result import MutmutAudit, MutmutRow
+from harness.escape import printable
+from harness.files import write_reports
 from harness.lab.sources import catalog_test_files, position
 from harness.paths import REFERENCE_PYTHON, REPO_ROOT
 from harness.report.common import json_text, md_cell
-from harness.report.escape import printable
-from harness.report.io import write_reports
 
 THRESHOLDS = {"high": 100, "low": 80}
 _COMPARE = {"<", "<=", ">", ">=", "==", "!="}

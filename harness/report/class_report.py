@@ -31,9 +31,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from harness.escape import printable
 from harness.grade.gradebook import VERDICTS
 from harness.report.common import md_cell, md_code, md_table
-from harness.report.escape import printable
 from harness.report.grade import count
 
 MESSAGE_WIDTH = 120  # a message in a table is cut here, with an ellipsis

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.engine.results import WRONG, Outcome, RunResult, TestResult, score_text
-from harness.report.escape import UNSAFE, printable
+from harness.escape import UNSAFE, printable
 
 # Plain markers (no emoji): they read the same in a terminal, a CI log and a step summary.
 MARKERS = {

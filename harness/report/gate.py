@@ -40,7 +40,7 @@ class GateProgress:
 
 def format_failures(result: GateResult) -> str:
     """What follows the module lines: each failure, error and block, then the gate's line."""
-    from harness.report.escape import printable
+    from harness.escape import printable
     from harness.report.text import failures_and_summary
 
     lines: list[str] = []

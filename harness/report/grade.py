@@ -15,7 +15,7 @@ from harness.report.progress import Progress
 def say(text: str, stream=None) -> None:
     """Print ``text`` as the stream can encode it (what it cannot, and control characters from a
     submission's name or message, as escapes), flushed."""
-    from harness.report.escape import printable
+    from harness.escape import printable
 
     stream = stream if stream is not None else sys.stdout
     encoding = getattr(stream, "encoding", None) or "utf-8"

@@ -9,6 +9,7 @@ Gradescope shows ``name`` and ``output`` as they are, so each goes through ``pri
 from __future__ import annotations
 
 from harness.engine.results import RunResult, TestResult, points_value
+from harness.escape import printable
 from harness.report.common import (
     MARKERS,
     diagnosis_lines,
@@ -18,7 +19,6 @@ from harness.report.common import (
     run_cases_line,
     summary_line,
 )
-from harness.report.escape import printable
 
 VISIBILITY = "visible"  # students see every test: the catalog is published (``ol tests``)
 

@@ -22,8 +22,8 @@ from collections.abc import Iterable
 
 from harness.engine.results import Outcome, RunResult, TestResult
 from harness.engine.seeding import seed_text
+from harness.escape import printable
 from harness.report.common import diagnosis_lines, failure_text, run_replay, summary_line
-from harness.report.escape import printable
 
 SUITES_NAME = "ol"
 ERROR_OUTCOMES = (Outcome.ERROR, Outcome.TIMEOUT, Outcome.CRASHED)

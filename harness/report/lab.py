@@ -1,7 +1,7 @@
 """Lab reports: the kill matrix as JSON, as a Stryker mutation report, as Markdown and as HTML.
 
 ``write_lab_reports`` builds every document first and only then writes them (atomically, through
-``harness.report.io``), so a formatting error leaves no half set behind. ``lab_summary`` is the
+``harness.files``), so a formatting error leaves no half set behind. ``lab_summary`` is the
 terminal's one-screen view of the same result. The HTML page is ``harness.report.lab_html``, built
 on the pieces every format shares, which are here (``cell_state``, the counts, problems, notes).
 
@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
+from harness.escape import printable
+from harness.files import write_reports
 from harness.lab.engine import LabResult, MutantRow
 from harness.lab.sources import catalog_test_files, mutation_span, position, reference_key, reference_text
 from harness.report.common import (
@@ -28,8 +30,6 @@ from harness.report.common import (
     md_cell,
     md_code,
 )
-from harness.report.escape import printable
-from harness.report.io import write_reports
 from harness.report.lab_parts import (
     DESIGNATED,
     KILLED,

@@ -12,8 +12,8 @@ from __future__ import annotations
 import html
 import string
 
+from harness.escape import printable
 from harness.lab.engine import LabResult, MutantRow
-from harness.report.escape import printable
 from harness.report.lab_parts import (
     DESIGNATED,
     KILLED,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from harness.engine.results import RunResult, TestResult
+from harness.escape import printable
 from harness.report.common import (
     MARKERS,
     evidence_lines,
@@ -23,7 +24,6 @@ from harness.report.common import (
     run_cases_line,
     summary_line,
 )
-from harness.report.escape import printable
 
 
 def to_markdown(result: RunResult) -> str:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import textwrap
 
+from harness.escape import printable
 from harness.own_tests.engine import Implementation, MineResult, pitfall_table
 from harness.report.common import json_text
-from harness.report.escape import printable
 from harness.report.gradescope import VISIBILITY
 
 WIDTH = 100

@@ -17,9 +17,9 @@ from pathlib import Path
 
 from harness.audit.analytic import TARGET_POWER
 from harness.audit.power_result import MutantPower, PowerAudit, TestPower
+from harness.escape import printable
+from harness.files import default_reports_dir, write_atomic
 from harness.report.common import json_text, md_cell
-from harness.report.escape import printable
-from harness.report.io import default_reports_dir, write_atomic
 
 
 def write_power_reports(audit: PowerAudit, out: Path | None = None) -> tuple[list[Path], str]:

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Self, TextIO
 
-from harness.report.escape import printable
+from harness.escape import printable
 
 PLAIN_EVERY_S = 10.0  # a CI log gets a counter line this often, not one per step
 

@@ -16,6 +16,7 @@ from typing import Any
 from harness.engine.course import Module
 from harness.engine.results import CaseInfo, RunResult, TestResult
 from harness.errors import HarnessError
+from harness.escape import printable
 from harness.report.common import (
     diagnosis_lines,
     failure_text,
@@ -25,7 +26,6 @@ from harness.report.common import (
     run_cases_line,
     summary_line,
 )
-from harness.report.escape import printable
 
 # What each rung of the course asks of the student; the chapter names the rung of every module.
 RUNGS = {

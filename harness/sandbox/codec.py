@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.engine.uniforms import RecordingSource, source_from_spec
+from harness.uniforms import RecordingSource, source_from_spec
 
 MAX_DEPTH = 8
 MAX_ITEMS = 100_000

@@ -48,7 +48,6 @@ from typing import Any, Self
 import numpy as np
 
 from harness.engine.target import Target, TargetCrashed, TargetTimedOut, show_args
-from harness.engine.uniforms import RecordingSource, ScriptedSource
 from harness.sandbox import prestarted, protocol
 from harness.sandbox.capture import KEPT
 from harness.sandbox.codec import (
@@ -61,6 +60,7 @@ from harness.sandbox.codec import (
 from harness.sandbox.protocol import Died, Hung
 from harness.sandbox.supervisor import Limits, Output, WorkerProcess, describe_death
 from harness.sandbox.worker import CHUNK_S
+from harness.uniforms import RecordingSource, ScriptedSource
 
 __all__ = ["ImportProblem", "IsolatedTarget", "Limits", "describe_death"]
 

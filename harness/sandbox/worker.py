@@ -11,7 +11,7 @@ Order matters, because the student's code runs in this process:
    capabilities and ``no_new_privs`` (cgroup and namespaces need root; without them the worker
    runs with the limits only, and says so in its ``ready`` message);
 2. the harness functions this loop needs are captured (``harness.sandbox.codec``, ``invoke``,
-   ``frames`` and ``capture``, ``harness.engine.uniforms``)
+   ``frames`` and ``capture``, ``harness.uniforms``)
    with only the repository root on ``sys.path``, then the harness's modules are dropped from
    ``sys.modules``, so a student package named ``harness`` or a monkey-patch of what
    ``sys.modules`` holds cannot replace what the loop already holds (``_forget_harness``);
@@ -59,9 +59,9 @@ CHUNK_BYTES = 1 << 20
 
 # The harness modules the serving loop imports after the hardening (``Server``): the only files
 # of ol's checkout copied into the worker's view (``harden._build_view``).
-CODE = ("harness/__init__.py", "harness/engine/__init__.py", "harness/engine/uniforms.py",
-        "harness/sandbox/__init__.py", "harness/sandbox/capture.py", "harness/sandbox/codec.py",
-        "harness/sandbox/frames.py", "harness/sandbox/invoke.py", "harness/sandbox/protocol.py")
+CODE = ("harness/__init__.py", "harness/uniforms.py", "harness/sandbox/__init__.py",
+        "harness/sandbox/capture.py", "harness/sandbox/codec.py", "harness/sandbox/frames.py",
+        "harness/sandbox/invoke.py", "harness/sandbox/protocol.py")
 
 
 def _text(exc: BaseException) -> str:
@@ -181,7 +181,7 @@ class Server:
 
         import numpy.random
 
-        from harness.engine import uniforms as sources
+        from harness import uniforms as sources
         from harness.sandbox import capture, codec, frames, invoke
 
         self.channel = channel

@@ -147,7 +147,7 @@ def main(argv: list[str]) -> int:
     # What every worker imports, once: numpy, and the worker's loop with the modules it captures.
     import numpy  # noqa: F401
 
-    from harness.engine import uniforms  # noqa: F401
+    from harness import uniforms  # noqa: F401
     from harness.sandbox import (  # noqa: F401
         capture,
         codec,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness.audit.pcg import u32_stream, uniform_ks
-from harness.engine.uniforms import HarnessPCG32
+from harness.uniforms import HarnessPCG32
 
 
 @pytest.mark.parametrize("seed,stream", [(0, 54), (20_260_706, 54), (7_606, 76), (2**63 + 5, 1)])

@@ -16,8 +16,8 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from harness.escape import has_unsafe
 from harness.paths import REFERENCE_PYTHON, REPO_ROOT
-from harness.report.escape import has_unsafe
 
 HOSTILE = ("\\x1b[2K\\x1b[1A\\x1b[2K\\x1b[2K\\x1b[1A\\x1b[2K19 passed, 0 failed (verdict: pass)"
            "\\r\\x1b]0;title\\x07 \\u202egnp\\u202c \\x9b31m \\ud800 end")

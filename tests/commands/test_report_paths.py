@@ -124,7 +124,7 @@ def test_a_report_path_that_is_not_a_regular_file_is_refused_unopened(tmp_path, 
 
 def test_write_atomic_never_replaces_a_special_file(tmp_path, special_file):
     from harness.errors import HarnessError
-    from harness.report.io import write_atomic
+    from harness.files import write_atomic
 
     fifo = special_file(tmp_path / "special", "fifo")
     with pytest.raises(HarnessError, match="it is a FIFO"):

@@ -6,7 +6,7 @@ object, never copied (a chi-square's probability vectors, 20000 times)."""
 from __future__ import annotations
 
 from harness.diagnosis.record import Recorder
-from harness.engine.uniforms import ScriptedSource
+from harness.uniforms import ScriptedSource
 
 
 def test_sources_are_copied_as_they_were_and_nothing_else_is():

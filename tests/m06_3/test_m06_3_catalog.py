@@ -19,8 +19,8 @@ from harness.engine.course import load_course
 from harness.engine.mutants import apply, load_mutants
 from harness.engine.own_code import reference_target
 from harness.engine.runner import run_catalog
-from harness.engine.uniforms import HarnessPCG32
 from harness.paths import REFERENCE_PYTHON
+from harness.uniforms import HarnessPCG32
 
 MODULE = load_course().module("M06.3")
 MUTANTS = load_mutants("M06.3")

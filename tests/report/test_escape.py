@@ -17,10 +17,10 @@ import pytest
 
 from harness.engine.mutants import load_mutants
 from harness.engine.results import Kind, Outcome, RunResult, TestResult
+from harness.escape import UNSAFE, has_unsafe, printable
 from harness.lab.engine import LabResult, MutantRow
 from harness.own_tests.engine import Implementation, MineResult, Run
 from harness.report import render
-from harness.report.escape import UNSAFE, has_unsafe, printable
 from harness.report.gradescope import to_gradescope
 from harness.report.json_report import to_json_text
 from harness.report.junit import to_junit

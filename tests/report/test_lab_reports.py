@@ -21,11 +21,11 @@ import numpy as np
 import pytest
 from jsonschema import Draft7Validator
 
+from harness import files as report_io
 from harness.engine.mutants import apply, load_mutants
 from harness.engine.results import Kind, Outcome, RunResult, TestResult
 from harness.lab.engine import LabResult, MutantRow
 from harness.paths import REFERENCE_PYTHON
-from harness.report import io as report_io
 from harness.report.lab import (
     DESIGNATED,
     KILLED,

@@ -14,19 +14,19 @@ from pathlib import Path
 
 import pytest
 
+from harness import files as report_io
 from harness.catalogs.metadata import collect
 from harness.engine.course import Module, load_course
 from harness.engine.results import CaseInfo, Kind, Outcome, RunResult, TestResult
 from harness.errors import HarnessError
-from harness.report import io as report_io
-from harness.report import render
-from harness.report.gradescope import to_gradescope
-from harness.report.io import (
+from harness.files import (
     default_reports_dir,
     write_atomic,
     write_report,
     write_reports,
 )
+from harness.report import render
+from harness.report.gradescope import to_gradescope
 from harness.report.json_report import to_json_text
 from harness.report.junit import to_junit
 from harness.report.markdown import to_markdown

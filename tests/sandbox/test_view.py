@@ -118,7 +118,7 @@ def test_the_code_copied_into_the_view_is_what_the_serving_loop_imports():
     """``worker.CODE`` lists every harness module the worker imports after its hardening, and no
     other: a fresh interpreter that imports them finds exactly these files."""
     script = ("import sys; sys.path.insert(0, sys.argv[1]);"
-              "from harness.engine import uniforms;"
+              "from harness import uniforms;"
               "from harness.sandbox import capture, codec, frames, invoke, protocol;"
               "print('\\n'.join(sorted(m.__file__ for n, m in sys.modules.items()"
               " if n == 'harness' or n.startswith('harness.'))))")
@@ -132,7 +132,7 @@ def test_the_code_copied_into_the_view_is_what_the_serving_loop_imports():
     init = next(n for n in server.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
     imported = {f"{n.module}.{a.name}" for n in ast.walk(init) if isinstance(n, ast.ImportFrom)
                 for a in n.names}
-    assert imported == {"harness.engine.uniforms", "harness.sandbox.capture",
+    assert imported == {"harness.uniforms", "harness.sandbox.capture",
                         "harness.sandbox.codec", "harness.sandbox.frames",
                         "harness.sandbox.invoke"}
 

@@ -30,7 +30,7 @@ import numpy as np
 from harness.catalogs.checks import CatalogFailure, expect, fmt
 from harness.catalogs.metadata import case
 from harness.engine.seeding import case_seed
-from harness.engine.uniforms import HarnessPCG32
+from harness.uniforms import HarnessPCG32
 
 MULTIPLIER = 6364136223846793005
 MASK64 = (1 << 64) - 1

@@ -54,7 +54,7 @@ from harness.engine.exact import (
 )
 from harness.engine.seeding import case_seed
 from harness.engine.target import ContractViolation
-from harness.engine.uniforms import HarnessPCG32
+from harness.uniforms import HarnessPCG32
 
 FN = "sample_categorical"
 HAND = [0.25, 0.0, 0.5, 0.25]  # CDF [1/4, 1/4, 3/4, 1]: id 1 has probability 0

@@ -67,7 +67,7 @@ from harness.catalogs.metadata import case
 from harness.engine.exact import SCALE, ULP, categorical_intervals, count_below, split_at, u_of
 from harness.engine.seeding import case_seed
 from harness.engine.target import show_args
-from harness.engine.uniforms import HarnessPCG32, PCGSource, ScriptedSource
+from harness.uniforms import HarnessPCG32, PCGSource, ScriptedSource
 
 # Section 3's worked example.
 P_HAND = [0.5, 0.25, 0.25, 0.0]
