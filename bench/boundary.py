@@ -24,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the checkout's harness
 
+from harness.engine.isolated import IsolatedTarget
 from harness.engine.target import InProcessTarget, Target
-from harness.sandbox.isolated import IsolatedTarget
 from harness.uniforms import HarnessPCG32
 
 SOURCE = "def step(p, q, x, u_accept, u_resample):\n    return x, True\n"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the checkout's harness
 
-from harness.catalogs.metadata import collect
+from harness.engine.catalog import collect
 from harness.engine.course import load_course
 from harness.engine.own_code import reference_target
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.catalogs.metadata import collect
+from harness.engine.catalog import collect
 from harness.engine.course import load_course
 from harness.engine.mutants import load_mutants
 from harness.lab.cache import LabCache, mutant_digest

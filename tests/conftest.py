@@ -105,7 +105,7 @@ def isolated_module(tmp_path_factory):
     import contextlib
     import textwrap
 
-    from harness.sandbox.isolated import IsolatedTarget
+    from harness.engine.isolated import IsolatedTarget
 
     with contextlib.ExitStack() as stack:
         def make(source: str, functions, returns=None) -> IsolatedTarget:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.catalogs.metadata import collect
+from harness.engine.catalog import collect
 from harness.engine.course import load_course
 from harness.engine.mutants import load_mutants
 from harness.engine.own_code import reference_target

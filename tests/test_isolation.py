@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from harness.engine.course import load_course
+from harness.engine.isolated import ImportProblem, IsolatedTarget, Limits
 from harness.engine.target import (
     ContractViolation,
     InProcessTarget,
@@ -28,7 +29,6 @@ from harness.engine.target import (
 )
 from harness.paths import REFERENCE_PYTHON
 from harness.sandbox.codec import MalformedReply, RemoteError
-from harness.sandbox.isolated import ImportProblem, IsolatedTarget, Limits
 from harness.uniforms import PCGSource, ScriptedSource
 
 IMPORT_NAME = "tinyllm.prob.rejection"
@@ -407,8 +407,8 @@ def test_the_harness_files_and_network_are_out_of_reach(target: IsolatedTarget,
 
 def test_a_chunk_may_share_only_immutable_replies() -> None:
     """A repeated small reply is sent once; a mutable one shared by two calls is refused."""
+    from harness.engine.isolated import _chunk
     from harness.sandbox.codec import encode
-    from harness.sandbox.isolated import _chunk
 
     def reply(value: object) -> dict:
         return {"status": "returned", "value": encode(value), "mutated": [], "draws": []}

@@ -61,7 +61,7 @@ _CHILD: dict[str, Any] = {}  # what forked workers inherit: the module and its t
 
 def _row(key: str) -> tuple[str, dict[str, Any]]:
     """The covering catalog tests against one mutant (``""``: all tests, the original code)."""
-    from harness.catalogs.metadata import collect
+    from harness.engine.catalog import collect
     from harness.engine.runner import run_case
 
     module, target = _CHILD["module"], _CHILD["target"]

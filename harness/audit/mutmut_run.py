@@ -31,7 +31,7 @@ from harness.audit.matrix import run_matrix
 from harness.audit.mutations import extract
 from harness.audit.mutmut_result import MutmutAudit, MutmutRow
 from harness.audit.workdir import make_workdir
-from harness.catalogs.metadata import collect
+from harness.engine.catalog import collect
 from harness.engine.course import Module, load_course
 from harness.errors import HarnessError
 from harness.paths import REFERENCE_PYTHON, REPO_ROOT

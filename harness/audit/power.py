@@ -33,7 +33,7 @@ from harness.audit.sampled import (
 )
 from harness.audit.sampled_pcg import StreamsTest, UniformChiSquareTest
 from harness.audit.tabulate import NotTabulable
-from harness.catalogs.metadata import collect
+from harness.engine.catalog import collect
 from harness.engine.course import Module, load_course
 from harness.engine.mutants import Mutant, load_mutants, mutants_dir
 from harness.engine.own_code import load_reference, reference_target

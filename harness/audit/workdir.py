@@ -25,7 +25,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from harness.catalogs.metadata import collect
+from harness.engine.catalog import collect
 from harness.engine.course import Module
 from harness.paths import REFERENCE_PYTHON, REPO_ROOT
 

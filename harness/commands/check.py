@@ -128,7 +128,7 @@ def _head(module: Module, request: CheckRequest, ws: Workspace | None, width: in
 def _line_printer(module: Module, verbose: int = 0,
                   columns: int | None = None) -> Callable[[TestResult], None]:
     """Each test's line as it finishes; with ``-v``, what the test checks below it."""
-    from harness.catalogs.metadata import collect
+    from harness.engine.catalog import collect
     from harness.report.text import checks_lines, test_line
 
     infos = {info.name: info for info, _ in collect(module)}

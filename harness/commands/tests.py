@@ -12,7 +12,7 @@ from harness.errors import EXIT_PASS, HarnessError, exit_code
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.catalogs.metadata import collect
+    from harness.engine.catalog import collect
     from harness.report.text import WIDTH, format_catalog
 
     module = load_course().module(args.module)

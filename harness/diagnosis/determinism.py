@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from harness.diagnosis.outcome import outcome_key
 from harness.diagnosis.record import Batch
+from harness.engine.outcome import outcome_key
 from harness.engine.target import ContractViolation, Result, Target, TargetEscape
 from harness.sandbox.codec import Handle
 

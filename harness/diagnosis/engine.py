@@ -31,7 +31,9 @@ from typing import Any
 import numpy as np
 
 from harness.diagnosis.determinism import Ask, Unstable, find_unstable
-from harness.diagnosis.outcome import (
+from harness.diagnosis.record import Batch, Recorder
+from harness.engine.course import Module, load_course
+from harness.engine.outcome import (
     MESSAGE_CHARS,
     call_text,
     describe,
@@ -40,8 +42,6 @@ from harness.diagnosis.outcome import (
     outcome_key,
     reordered,
 )
-from harness.diagnosis.record import Batch, Recorder
-from harness.engine.course import Module, load_course
 from harness.engine.results import (
     CRASHED,
     EXITED,

@@ -31,7 +31,7 @@ from harness.errors import HarnessError
 from harness.sandbox.fs import remove_tree
 
 if TYPE_CHECKING:
-    from harness.sandbox.isolated import Limits
+    from harness.engine.isolated import Limits
 
 PASSES_FILE = ".ol/passes.json"
 
@@ -53,7 +53,7 @@ def isolated_target(ws: Workspace, submission: Submission, module: Module, cours
     whole catalog is about to run, the parent meanwhile imports what its tests will need anyway
     (scipy.special for the chi-square's tail: about 0.5 s), instead of waiting idle for the worker first.
     """
-    from harness.sandbox.isolated import IsolatedTarget
+    from harness.engine.isolated import IsolatedTarget
 
     overlay = prepare_overlay(submission)
     target = None

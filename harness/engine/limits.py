@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from harness.errors import HarnessError
 
 if TYPE_CHECKING:
-    from harness.sandbox.isolated import Limits
+    from harness.engine.isolated import Limits
 
 TIMEOUT_MAX_S = 3600.0  # per call: an hour; a test's calls together get 120 s anyway
 SUBMISSION_TIMEOUT_MAX_S = 86400.0  # one submission of ol grade: a day
@@ -55,7 +55,7 @@ def worker_limits(timeout_s: float | None, memory_mb: int | None,
                   disk_mb: int | None = None) -> Limits:
     """The isolated worker's limits from ``--timeout``, ``--memory-mb`` and ``--disk-mb`` (None:
     the default)."""
-    from harness.sandbox.isolated import Limits
+    from harness.engine.isolated import Limits
 
     limits = Limits()
     if timeout_s is not None:

@@ -21,7 +21,7 @@ from harness.engine.seeding import FRESH, check_request_seed
 from harness.errors import HarnessError
 
 if TYPE_CHECKING:
-    from harness.sandbox.isolated import Limits
+    from harness.engine.isolated import Limits
 
 
 @dataclass(frozen=True)

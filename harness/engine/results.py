@@ -33,7 +33,7 @@ class Outcome(str, enum.Enum):  # noqa: UP042 - as Kind
 
 @dataclass(frozen=True)
 class CaseInfo:
-    """A catalog test's metadata, set on the test function by ``harness.catalogs.metadata.case``."""
+    """A catalog test's metadata, set on the test function by ``harness.engine.catalog.case``."""
 
     name: str
     kind: Kind

@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from harness.catalogs.metadata import collect
-from harness.diagnosis.outcome import PROGRAMMING_ERRORS, error_bases, error_name
+from harness.engine.catalog import collect
 from harness.engine.course import Module
+from harness.engine.outcome import PROGRAMMING_ERRORS, error_bases, error_name
 from harness.engine.results import (
     CRASHED,
     EXITED,

@@ -289,7 +289,7 @@ def _needs_dask() -> None:
 
 def run_grade(request: GradeRequest, events: GradeEvents | None = None) -> GradeOutcome:
     """Grade every submission of ``request.submissions`` into its gradebook (resumed if any)."""
-    from harness.catalogs.metadata import collect
+    from harness.engine.catalog import collect
     from harness.files import default_reports_dir
     from harness.gate.engine import catalog_problem
 

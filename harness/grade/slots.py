@@ -49,9 +49,9 @@ def grade_workspace(module_id: str, root: str, ref_deps: bool, limits: dict[str,
     A setup error (``ol check`` exit 2) is the verdict ``error`` with its one-line message.
     """
     from harness.engine.check import CheckRequest, run_check
+    from harness.engine.isolated import Limits
     from harness.engine.workspace import resolve_workspace
     from harness.errors import HarnessError, HostError
-    from harness.sandbox.isolated import Limits
 
     start = time.perf_counter()
     try:
@@ -115,7 +115,7 @@ def _watch_parent(parent: int) -> None:
 
 def slot_main(module_id: str, parent: int, request_fd: int, reply_fd: int) -> None:
     """The slot's loop: warm up, say ready, then one reply message per request message."""
-    from harness.catalogs.metadata import collect
+    from harness.engine.catalog import collect
     from harness.engine.course import load_course
     from harness.sandbox import prestarted
     from harness.sandbox.protocol import Channel

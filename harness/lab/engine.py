@@ -24,7 +24,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.catalogs.metadata import collect
+from harness.engine.catalog import collect
 from harness.engine.course import Module, load_course
 from harness.engine.mutants import Edit, Mutant, apply, load_mutants, mutant_code
 from harness.engine.own_code import module_from_code, reference_source

@@ -17,7 +17,7 @@ import types
 from collections.abc import Collection
 from typing import Any
 
-from harness.catalogs.metadata import collect
+from harness.engine.catalog import collect
 from harness.engine.course import Module, load_course
 from harness.engine.own_code import reference_copy
 from harness.engine.results import RunResult

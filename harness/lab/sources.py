@@ -8,7 +8,7 @@ import inspect
 from pathlib import Path
 from typing import Any
 
-from harness.catalogs.metadata import collect
+from harness.engine.catalog import collect
 from harness.engine.course import load_course
 from harness.engine.mutants import Mutant, apply
 from harness.errors import HarnessError

@@ -122,7 +122,7 @@ def to_gate_junit(result: GateResult) -> str:
 
 
 def _suite_without_run(m: ModuleGate) -> ET.Element:
-    from harness.catalogs.metadata import collect
+    from harness.engine.catalog import collect
     from harness.report.junit import xml_text
 
     blocked = m.status == "blocked"

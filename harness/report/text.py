@@ -201,7 +201,7 @@ def format_catalog(module: Module, cases: Iterable[Any], fmt: str = "text",
                    wide: bool = False, width: int = WIDTH) -> str:
     """The catalog table of ``module`` for ``ol tests``, in ``fmt`` (text, json or markdown).
 
-    ``cases`` is what ``harness.catalogs.metadata.collect`` returns ((CaseInfo, fn) pairs) or plain
+    ``cases`` is what ``harness.engine.catalog.collect`` returns ((CaseInfo, fn) pairs) or plain
     ``CaseInfo``s; only the metadata is read. The text is a block per test, at most ``width``
     columns wide (100; ``COLUMNS`` in ``ol tests``); ``wide`` makes it one long row per test (for
     grep), the other formats ignore it.

@@ -1,6 +1,6 @@
 """The isolated worker: imports a student's module and answers call requests from the parent.
 
-Started only by ``harness.sandbox.isolated`` as
+Started only by ``harness.engine.isolated`` as
 ``python -I harness/sandbox/worker.py REQUEST_FD REPLY_FD PROGRESS_FD CONFIG_JSON``.
 
 Order matters, because the student's code runs in this process:

@@ -8,7 +8,7 @@ import tomllib
 import pytest
 
 from harness.audit.workdir import make_workdir, mutmut_target
-from harness.catalogs.metadata import collect
+from harness.engine.catalog import collect
 from harness.engine.course import load_course
 from harness.paths import REPO_ROOT
 

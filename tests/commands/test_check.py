@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.catalogs.metadata import collect
 from harness.cli import main
+from harness.engine.catalog import collect
 from harness.engine.check import CheckRequest, run_check
 from harness.engine.course import load_course
 from harness.engine.mutants import find_mutant, load_mutants

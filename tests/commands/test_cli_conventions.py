@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.catalogs.metadata import collect
 from harness.cli import build_parser, main
+from harness.engine.catalog import collect
 from harness.engine.course import load_course
 from harness.errors import EXIT_PARTIAL
 

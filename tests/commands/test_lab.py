@@ -145,7 +145,7 @@ def test_every_m07_6_mutant_is_told_its_own_pitfall_by_its_designated_tests(modu
 @pytest.mark.slow
 def test_every_m07_6_failure_names_a_pitfall_its_test_lists(module_lab):
     """``@case(pitfalls=...)`` lists every pitfall the test's checks can name."""
-    from harness.catalogs.metadata import collect
+    from harness.engine.catalog import collect
 
     listed = {info.name: set(info.pitfalls) for info, _ in collect(load_course().module("M07.6"))}
     for row in module_lab("M07.6").rows:

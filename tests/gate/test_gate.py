@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from harness.catalogs.checks import called, expect
-from harness.catalogs.metadata import case
 from harness.cli import main
+from harness.engine.catalog import case
 from harness.engine.course import load_course
 from harness.paths import REFERENCE_DIR, REPO_ROOT, STUDENT_DIR
 

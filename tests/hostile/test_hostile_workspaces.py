@@ -50,7 +50,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.catalogs.metadata import collect
+from harness.engine.catalog import collect
 from harness.engine.course import load_course
 from harness.paths import REPO_ROOT
 from harness.sandbox import proctree
@@ -372,7 +372,7 @@ CASES = [
              import importlib
              import sys
 
-             for name in ("harness.sandbox.codec", "harness.engine.target", "harness.sandbox.isolated"):
+             for name in ("harness.sandbox.codec", "harness.engine.target", "harness.engine.isolated"):
                  module = sys.modules.get(name)
                  try:
                      module = module or importlib.import_module(name)
@@ -457,7 +457,7 @@ DRIVER = """
 import json, sys
 import harness.engine.limits
 from harness.cli import main
-from harness.sandbox.isolated import Limits
+from harness.engine.isolated import Limits
 limits = Limits(**json.loads(sys.argv[1]))
 harness.engine.limits.worker_limits = lambda timeout_s, memory_mb, disk_mb=None: limits
 sys.exit(main(sys.argv[2:]))
@@ -507,7 +507,7 @@ def children_of_this_process() -> set[int]:
 
 def sandbox_state(tmp: Path) -> tuple[bool, bool]:
     """Whether a worker here is sandboxed (read-only file system) and contained (PID namespace)."""
-    from harness.sandbox.isolated import IsolatedTarget
+    from harness.engine.isolated import IsolatedTarget
 
     prob = tmp / "python" / "probe" / "prob"
     prob.mkdir(parents=True)

@@ -378,7 +378,7 @@ def test_the_request_checks_its_cache_and_executor():
 SOURCE = '''
 import math
 
-from harness.catalogs.metadata import case
+from harness.engine.catalog import case
 
 LIMIT = 3
 UNUSED = 4
@@ -436,7 +436,7 @@ def test_the_common_part_is_in_every_key():
 
 
 def test_the_real_catalogs_keys_are_stable_and_distinct():
-    from harness.catalogs.metadata import collect
+    from harness.engine.catalog import collect
     from harness.engine.course import load_course
 
     module = load_course().module("M07.6")

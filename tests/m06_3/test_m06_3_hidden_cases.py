@@ -12,7 +12,7 @@ import contextlib
 import pytest
 
 from harness.catalogs.m06_3 import test_catalog as catalog
-from harness.catalogs.metadata import collect
+from harness.engine.catalog import collect
 from harness.engine.course import load_course
 from harness.engine.seeding import case_seed, cases_from
 

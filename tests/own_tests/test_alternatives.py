@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from harness.catalogs.metadata import collect
+from harness.engine.catalog import collect
 from harness.engine.course import load_course
 from harness.engine.own_code import load_reference, module_from_source
 from harness.engine.runner import run_catalog

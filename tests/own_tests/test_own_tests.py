@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.catalogs.metadata import collect
 from harness.cli import main
+from harness.engine.catalog import collect
 from harness.engine.course import load_course
 from harness.engine.mutants import load_mutants
 from harness.own_tests import engine as mine
@@ -174,8 +174,8 @@ def test_a_server_that_dies_fails_closed_and_leaves_no_process():
 
 
 def test_the_server_is_hardened_as_the_isolated_worker(strong):
+    from harness.engine.isolated import IsolatedTarget
     from harness.paths import REFERENCE_PYTHON
-    from harness.sandbox.isolated import IsolatedTarget
 
     course = load_course()
     with IsolatedTarget("reference", REFERENCE_PYTHON, MODULE.import_name, MODULE.functions,

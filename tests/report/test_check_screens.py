@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.catalogs.metadata import collect
 from harness.cli import main
+from harness.engine.catalog import collect
 from harness.engine.course import load_course
 from harness.engine.results import Kind, Outcome, RunResult, TestResult
 from harness.errors import EXIT_PARTIAL

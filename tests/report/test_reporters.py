@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness import files as report_io
-from harness.catalogs.metadata import collect
+from harness.engine.catalog import collect
 from harness.engine.course import Module, load_course
 from harness.engine.results import CaseInfo, Kind, Outcome, RunResult, TestResult
 from harness.errors import HarnessError

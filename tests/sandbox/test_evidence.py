@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from harness.engine.course import load_course
+from harness.engine.isolated import IsolatedTarget, _chunk
 from harness.engine.own_code import module_from_source, reference_target
 from harness.engine.target import InProcessTarget, TargetCrashed, TargetError
 from harness.sandbox.capture import KEPT, Capture, Stream
@@ -32,7 +33,6 @@ from harness.sandbox.codec import (
     decode_reply,
     encode_error,
 )
-from harness.sandbox.isolated import IsolatedTarget, _chunk
 
 FILE = "tinyllm/prob/rejection.py"
 

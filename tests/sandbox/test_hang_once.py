@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from harness.engine.isolated import IsolatedTarget, Limits
 from harness.engine.target import TargetCrashed, TargetTimedOut
 from harness.paths import REFERENCE_PYTHON
 from harness.sandbox.capture import KEPT
-from harness.sandbox.isolated import IsolatedTarget, Limits
 
 SOURCE = '''
 import os

@@ -11,10 +11,10 @@ import pytest
 
 import harness.engine.mutants
 from harness.engine.check import CheckRequest, run_check
+from harness.engine.isolated import Limits
 from harness.engine.requests import LabRequest
 from harness.engine.results import Outcome
 from harness.lab.engine import run_lab
-from harness.sandbox.isolated import Limits
 
 LOOPING = '''id = "x98"
 module = "M07.6"

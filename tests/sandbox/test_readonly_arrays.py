@@ -10,10 +10,10 @@ import textwrap
 import numpy as np
 import pytest
 
+from harness.engine.isolated import IsolatedTarget
 from harness.engine.own_code import module_from_source
 from harness.engine.target import ContractViolation, InProcessTarget
 from harness.sandbox.codec import decode, encode
-from harness.sandbox.isolated import IsolatedTarget
 
 SOURCE = '''
 import numpy as np

@@ -14,8 +14,9 @@ import struct
 
 import pytest
 
-from harness.sandbox import isolated, protocol
-from harness.sandbox.isolated import COLUMNS_FROM, _frames, _piece
+from harness.engine import isolated
+from harness.engine.isolated import COLUMNS_FROM, _frames, _piece
+from harness.sandbox import protocol
 from harness.sandbox.worker import calls_of
 
 FLOATS = [0.0, -0.0, 1.5, -2.25, math.inf, -math.inf, 5e-324, 1.7976931348623157e308,

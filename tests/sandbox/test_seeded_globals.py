@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 
 from harness.cli import main
+from harness.engine.isolated import IsolatedTarget
 from harness.engine.own_code import module_from_source
 from harness.engine.target import InProcessTarget
 from harness.paths import REFERENCE_PYTHON
-from harness.sandbox.isolated import IsolatedTarget
 
 SOURCE = '''
 import random

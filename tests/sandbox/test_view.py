@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.engine.isolated import IsolatedTarget, Limits, confinement_of
 from harness.engine.results import missing_confinement
 from harness.paths import REPO_ROOT
 from harness.sandbox import proctree, worker
-from harness.sandbox.isolated import IsolatedTarget, Limits, confinement_of
 
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="the identity of its own needs root")
 

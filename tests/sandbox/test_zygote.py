@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.engine.isolated import IsolatedTarget, Limits
 from harness.engine.target import TargetCrashed, TargetTimedOut
 from harness.sandbox import prestarted
-from harness.sandbox.isolated import IsolatedTarget, Limits
 from harness.sandbox.prestarted import Adopted
 
 PROBES = """

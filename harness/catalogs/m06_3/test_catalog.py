@@ -28,7 +28,7 @@ from collections.abc import Callable
 import numpy as np
 
 from harness.catalogs.checks import CatalogFailure, expect, fmt
-from harness.catalogs.metadata import case
+from harness.engine.catalog import case
 from harness.engine.seeding import case_seed
 from harness.uniforms import HarnessPCG32
 

@@ -43,7 +43,7 @@ from harness.catalogs.checks import (
     merge_small,
     spent_words,
 )
-from harness.catalogs.metadata import case
+from harness.engine.catalog import case
 from harness.engine.exact import (
     SCALE,
     ULP,

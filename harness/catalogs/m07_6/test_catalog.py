@@ -63,7 +63,7 @@ from harness.catalogs.m07_6.contract import (
     step_value,
     sum_problem,
 )
-from harness.catalogs.metadata import case
+from harness.engine.catalog import case
 from harness.engine.exact import SCALE, ULP, categorical_intervals, count_below, split_at, u_of
 from harness.engine.seeding import case_seed
 from harness.engine.target import show_args
