@@ -56,7 +56,7 @@ def check(request: CheckRequest,
     The result records what the request changed in the cases and the code checked (``ref_deps``,
     ``pattern``: its ``replay``) and how many tests of the catalog did not run, and why (``-k``,
     ``--maxfail``): such a run is ``partial``, never a pass."""
-    from harness.engine.check import run_check
+    from harness.check.engine import run_check
     from harness.engine.workspace import resolve_workspace
 
     ws = resolve_workspace(request.workspace) if request.target == "student" else None

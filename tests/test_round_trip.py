@@ -23,7 +23,7 @@ from harness.audit.equivalents import Record
 from harness.audit.mutations import MutmutMutant
 from harness.audit.mutmut_result import MutmutAudit, MutmutRow
 from harness.audit.power_result import MutantPower, PowerAudit, TestPower
-from harness.engine.check import CheckRequest, run_check
+from harness.check.engine import CheckRequest, run_check
 from harness.engine.course import load_course
 from harness.engine.requests import GateRequest
 from harness.engine.results import Kind, Outcome, RunResult, TestResult

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 def run(args: argparse.Namespace) -> int:
     from harness import api
-    from harness.engine.check import check_passes_store, record_pass
+    from harness.check.engine import check_passes_store, record_pass
     from harness.engine.workspace import check_module_file, resolve_workspace
     from harness.escape import printable
     from harness.report.text import failures_and_summary

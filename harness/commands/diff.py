@@ -12,7 +12,7 @@ from harness.paths import REFERENCE_PYTHON
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.engine.check import has_passed
+    from harness.check.engine import has_passed
     from harness.engine.workspace import read_module, resolve_workspace, text_of
     from harness.escape import printable
 

@@ -12,7 +12,7 @@ from harness.errors import EXIT_PASS
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.engine.stubs import start
+    from harness.check.stubs import start
 
     course = load_course()
     module = course.module(args.module)

@@ -224,7 +224,7 @@ def catalog_total(module: Module) -> float:
 def check_one(module: Module, ws: Workspace, ref_deps: bool, seed: int | None = None) -> ModuleGate:
     """One module's check, as ``ol check --seed`` runs it (the default limits); a setup error is
     the module's ``error``."""
-    from harness.engine.check import CheckRequest, run_check
+    from harness.check.engine import CheckRequest, run_check
 
     start = time.perf_counter()
     problem = catalog_problem(module)

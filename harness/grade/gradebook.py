@@ -30,11 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
+from harness.check.stubs import stub_source
 from harness.engine.course import Module
 from harness.engine.results import points_value
 from harness.engine.seeding import describe, is_run_seed
 from harness.engine.serial import reading, rerun_command, tagged, untag
-from harness.engine.stubs import stub_source
 from harness.engine.workspace import imports_of
 from harness.errors import HarnessError
 from harness.grade.integrity import flags_of, groups, identity
@@ -99,7 +99,7 @@ def context_of(module: Module, settings: dict[str, Any]) -> str:
 def context_files(module: Module) -> list[Path]:
     """The files a grade of ``module`` depends on besides the submission (``context_of``)."""
     catalog = PACKAGE_DIR / "catalogs" / module.catalog / "test_catalog.py"
-    check = PACKAGE_DIR / "engine" / "check.py"  # the runner, the worker, the diagnosis: a verdict
+    check = PACKAGE_DIR / "check" / "engine.py"  # the runner, the worker, the diagnosis: a verdict
     files = set(_harness_imports(catalog)) | set(_harness_imports(check)) | {
         PACKAGE_DIR / "course.toml"}
     for root in (REFERENCE_DIR / "contracts", REFERENCE_DIR / "python", MUTANTS_DIR / module.id):

@@ -48,7 +48,7 @@ def grade_workspace(module_id: str, root: str, ref_deps: bool, limits: dict[str,
 
     A setup error (``ol check`` exit 2) is the verdict ``error`` with its one-line message.
     """
-    from harness.engine.check import CheckRequest, run_check
+    from harness.check.engine import CheckRequest, run_check
     from harness.engine.isolated import Limits
     from harness.engine.workspace import resolve_workspace
     from harness.errors import HarnessError, HostError

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.check.engine import CheckRequest, run_check
 from harness.cli import main
 from harness.engine.catalog import collect
-from harness.engine.check import CheckRequest, run_check
 from harness.engine.course import load_course
 from harness.engine.mutants import find_mutant, load_mutants
 from harness.engine.workspace import resolve_workspace

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-import harness.engine.check
+import harness.check.engine
 from harness.cli import main
 from harness.paths import REFERENCE_PYTHON, REPO_ROOT
 
@@ -94,14 +94,14 @@ def test_a_link_made_during_the_run_costs_the_record_not_the_verdict(tmp_path, c
     ws = workspace(tmp_path)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    real_run = harness.engine.check.run_check
+    real_run = harness.check.engine.run_check
 
     def student_plants_a_link(*args, **kwargs):  # what code without root could do meanwhile
         result = real_run(*args, **kwargs)
         (ws / ".ol").symlink_to(elsewhere)
         return result
 
-    monkeypatch.setattr(harness.engine.check, "run_check", student_plants_a_link)
+    monkeypatch.setattr(harness.check.engine, "run_check", student_plants_a_link)
     code, out, err = run(["check", "M07.6", "--workspace", ws, "--timeout", "30"], capsys)
     assert code == 0 and "(verdict: pass)" in out
     assert err.startswith("ol: warning: the pass was not recorded: ") and err.count("\n") == 1
@@ -116,15 +116,15 @@ def test_the_record_is_written_through_dot_ol_and_read_back(tmp_path, capsys):
 
     module = load_course().module("M07.6")
     w = Workspace(ws.resolve())
-    assert harness.engine.check.record_pass(w, module, "source") is None
+    assert harness.check.engine.record_pass(w, module, "source") is None
     data = json.loads((ws / ".ol/passes.json").read_text())
-    assert list(data) == ["M07.6"] and harness.engine.check.has_passed(w, module, "source")
+    assert list(data) == ["M07.6"] and harness.check.engine.has_passed(w, module, "source")
     assert sorted(p.name for p in (ws / ".ol").iterdir()) == ["passes.json"]  # no temp file left
     first = data["M07.6"]
-    assert harness.engine.check.record_pass(w, module, "source") is None
+    assert harness.check.engine.record_pass(w, module, "source") is None
     assert json.loads((ws / ".ol/passes.json").read_text())["M07.6"] == first  # kept as it was
     (ws / ".ol/passes.json").write_text("not json")
-    assert harness.engine.check.load_passes(w) == {}
+    assert harness.check.engine.load_passes(w) == {}
 
 
 def test_a_nesting_bomb_in_the_record_is_no_record(tmp_path):
@@ -135,4 +135,4 @@ def test_a_nesting_bomb_in_the_record_is_no_record(tmp_path):
 
     (ws / ".ol").mkdir()
     (ws / ".ol/passes.json").write_text("[" * 100_000)
-    assert harness.engine.check.load_passes(Workspace(ws.resolve())) == {}
+    assert harness.check.engine.load_passes(Workspace(ws.resolve())) == {}

@@ -17,9 +17,9 @@ import pytest
 import harness.engine.mutants as mutants_mod
 import harness.engine.runner
 import harness.lab.engine
+from harness.check.engine import CheckRequest, run_check
 from harness.cli import main
 from harness.engine import seeding
-from harness.engine.check import CheckRequest, run_check
 from harness.engine.requests import GateRequest, LabRequest
 from harness.engine.results import RunResult
 from harness.engine.seeding import resolve_seed

@@ -6,9 +6,9 @@ import ast
 
 import pytest
 
+from harness.check.stubs import start, stub_source
 from harness.cli import main
 from harness.engine.course import load_course
-from harness.engine.stubs import start, stub_source
 from harness.paths import STUDENT_DIR
 
 MODULES = ("M06.3", "M07.1", "M07.6")

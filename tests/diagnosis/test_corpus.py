@@ -25,9 +25,9 @@ from pathlib import Path
 import pytest
 from diagnosis_corpus import applies, entries
 
+from harness.check.engine import with_diagnosis
 from harness.diagnosis.engine import MAX_ENTRIES
 from harness.diagnosis.record import Recorder
-from harness.engine.check import with_diagnosis
 from harness.engine.course import load_course
 from harness.engine.own_code import module_from_source
 from harness.engine.runner import run_catalog

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.engine.check import CheckRequest, run_check
+from harness.check.engine import CheckRequest, run_check
 from harness.engine.course import load_course
 from harness.engine.mutants import load_mutants
 

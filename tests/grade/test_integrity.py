@@ -359,8 +359,8 @@ def test_flags_against_the_reference_alone_are_no_group() -> None:
 
 def test_the_untouched_stub_is_never_flagged():
     """Everyone starts from the stub ``ol start`` writes: handing it in twice is no copy."""
+    from harness.check.stubs import stub_source
     from harness.engine.course import load_course
-    from harness.engine.stubs import stub_source
 
     stub = stub_source(load_course().module("M07.6")).encode()
     ids = {"a": identity(stub), "b": identity(stub), "c": identity(stub + b"\n# mine\n"),

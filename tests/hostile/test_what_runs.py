@@ -222,7 +222,7 @@ def test_the_digest_recorded_and_shown_is_the_one_of_the_copy_that_ran(tmp_path)
 import sys
 from pathlib import Path
 sys.path.insert(0, {str(REPO_ROOT)!r})  # this checkout's harness
-import harness.engine.check as check
+import harness.check.engine as check
 real = check.run_catalog
 def run_catalog(*args, **kwargs):  # the workspace is edited once the copy is staged
     Path({str(path)!r}).write_bytes({changed!r})

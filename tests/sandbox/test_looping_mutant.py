@@ -10,7 +10,7 @@ import time
 import pytest
 
 import harness.engine.mutants
-from harness.engine.check import CheckRequest, run_check
+from harness.check.engine import CheckRequest, run_check
 from harness.engine.isolated import Limits
 from harness.engine.requests import LabRequest
 from harness.engine.results import Outcome

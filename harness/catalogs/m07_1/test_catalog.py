@@ -68,7 +68,7 @@ CHI_SQUARE_ALPHA = 1e-6  # the whole test's, interim looks included (checks.fina
 ENUMERATION_SEED = 71
 PROPERTY_SEED = 17
 # Imported inside the chi-square test, so that `ol check -k` on other tests stays fast; a whole
-# isolated check imports them while its worker starts (harness.engine.check.isolated_target).
+# isolated check imports them while its worker starts (harness.check.engine.isolated_target).
 LAZY_IMPORTS = ("scipy.special",)
 __all__ = ["merge_small"]  # the chi-square's pooling, used by harness.audit and the tests
 

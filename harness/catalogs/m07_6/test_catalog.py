@@ -89,7 +89,7 @@ GEOMETRIC_SIGMAS = 5.0
 GEOMETRIC_ALPHA = 1e-6  # the rounded exact alpha of GEOMETRIC_SIGMAS (m = 3, 1000 samples)
 EIGHTHS_SEED = 8
 # Imported inside the chi-square test, so that `ol check -k` on other tests stays fast; a whole
-# isolated check imports them while its worker starts (harness.engine.check.isolated_target).
+# isolated check imports them while its worker starts (harness.check.engine.isolated_target).
 LAZY_IMPORTS = ("scipy.special",)
 # Non-numbers: a TypeError is as right as a ValueError for them (the contract's argument rules).
 NOT_NUMBERS = (None, "0.5")
