@@ -17,11 +17,10 @@ import pytest
 
 from harness.engine.catalog import collect
 from harness.engine.course import load_course
-from harness.engine.mutants import load_mutants
+from harness.engine.mutants import load_mutants, mutant_target
 from harness.engine.own_code import reference_target
 from harness.engine.runner import run_case, run_catalog
 from harness.engine.seeding import cases_from
-from harness.lab.engine import mutant_target
 
 COURSE = load_course()
 MODULES = ("M06.3", "M07.1", "M07.6")

@@ -35,11 +35,10 @@ from harness.audit.sampled_pcg import StreamsTest, UniformChiSquareTest
 from harness.audit.tabulate import NotTabulable
 from harness.engine.catalog import collect
 from harness.engine.course import Module, load_course
-from harness.engine.mutants import Mutant, load_mutants, mutants_dir
+from harness.engine.mutants import Mutant, load_mutants, mutant_target, mutants_dir
 from harness.engine.own_code import load_reference, reference_target
 from harness.engine.runner import alarm, run_case
 from harness.errors import HarnessError
-from harness.lab.engine import mutant_target
 
 DEFAULT_SEEDS = 200
 FALSE_ALARM_FACTOR = 10

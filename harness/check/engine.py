@@ -123,8 +123,7 @@ def checked_target(request: CheckRequest, ws: Workspace | None,
                              whole_catalog=request.pattern is None) as target:
             yield target, submission.notes
     else:
-        from harness.engine.mutants import find_mutant
-        from harness.lab.engine import mutant_target
+        from harness.engine.mutants import find_mutant, mutant_target
 
         yield mutant_target(find_mutant(module.id, request.target), module), ()
 

@@ -19,9 +19,13 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from types import CodeType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.errors import HarnessError, MutantDoesNotApply
+
+if TYPE_CHECKING:
+    from harness.engine.course import Module
+    from harness.engine.target import InProcessTarget
 
 _ID = re.compile(r"[sx][0-9]{2,}")
 _TEST_NAME = re.compile(r"test_[A-Za-z0-9_]+")
@@ -97,6 +101,24 @@ def apply(mutant: Mutant, source: str) -> str:
 def mutant_code(mutant: Mutant, source: str) -> CodeType:
     """``apply``'s text compiled, under the name its frames show (``<mutant s01: FILE>``)."""
     return _applied(mutant, source)[1]
+
+
+def mutant_source(mutant: Mutant, module: Module) -> str:
+    """The reference file of ``module`` with ``mutant`` applied (MutantDoesNotApply if it cannot be)."""
+    from harness.engine.own_code import reference_source
+
+    return apply(mutant, reference_source(module))
+
+
+def mutant_target(mutant: Mutant, module: Module) -> InProcessTarget:
+    """``mutant`` loaded in-process: the reference of ``module`` with its edits, as a target."""
+    from harness.engine.course import load_course
+    from harness.engine.own_code import module_from_code, reference_source
+    from harness.engine.target import InProcessTarget
+
+    code = mutant_code(mutant, reference_source(module))
+    mod = module_from_code(f"ol_mutant_{mutant.id}", code)
+    return InProcessTarget(f"mutant {mutant.id}", mod, module.functions, load_course().returns)
 
 
 @functools.lru_cache(maxsize=512)

@@ -26,14 +26,12 @@ from typing import Any
 
 from harness.engine.catalog import collect
 from harness.engine.course import Module, load_course
-from harness.engine.mutants import Edit, Mutant, apply, load_mutants, mutant_code
-from harness.engine.own_code import module_from_code, reference_source
+from harness.engine.mutants import Edit, Mutant, load_mutants, mutant_source, mutant_target
 from harness.engine.requests import LabRequest
 from harness.engine.results import RunResult, TestResult
 from harness.engine.runner import catalog_points, run_case
 from harness.engine.seeding import cases_from
 from harness.engine.serial import reading, rerun_command, tagged, untag
-from harness.engine.target import InProcessTarget
 from harness.errors import MutantDoesNotApply, VerdictFailure
 from harness.lab.cache import LabCache, mutant_digest
 from harness.lab.reach import reaches, reference_run_with_coverage
@@ -43,17 +41,6 @@ LAB_TEST_LIMIT_S = 60.0
 # and "not_run" cells (an outcome version 1 did not have: it wrote them as "passed").
 FORMAT_VERSION = 2
 NOT_RUN = "not_run"  # a cell the lab did not run: the test never reaches the mutated code
-
-
-def mutant_source(mutant: Mutant, module: Module) -> str:
-    """The reference file of ``module`` with ``mutant`` applied (MutantDoesNotApply if it cannot be)."""
-    return apply(mutant, reference_source(module))
-
-
-def mutant_target(mutant: Mutant, module: Module) -> InProcessTarget:
-    code = mutant_code(mutant, reference_source(module))
-    mod = module_from_code(f"ol_mutant_{mutant.id}", code)
-    return InProcessTarget(f"mutant {mutant.id}", mod, module.functions, load_course().returns)
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,8 @@ from harness.audit.power import REGISTRY, reachable, sampled_tests
 from harness.audit.sampled import Spy, same_trial
 from harness.catalogs.m07_6 import test_catalog as catalog
 from harness.engine.course import load_course
-from harness.engine.mutants import find_mutant
+from harness.engine.mutants import find_mutant, mutant_target
 from harness.engine.own_code import reference_target
-from harness.lab.engine import mutant_target
 from harness.paths import REFERENCE_PYTHON
 
 MODULE = load_course().module("M07.6")

@@ -12,9 +12,8 @@ from harness.audit.sampled_pcg import SameGenerator, sidak
 from harness.audit.tabulate import NotTabulable
 from harness.catalogs.m06_3 import test_catalog as catalog
 from harness.engine.course import load_course
-from harness.engine.mutants import find_mutant
+from harness.engine.mutants import find_mutant, mutant_target
 from harness.engine.own_code import reference_target
-from harness.lab.engine import mutant_target
 from harness.paths import REFERENCE_PYTHON
 
 MODULE = load_course().module("M06.3")

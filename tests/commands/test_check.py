@@ -12,10 +12,9 @@ from harness.check.engine import CheckRequest, run_check
 from harness.cli import main
 from harness.engine.catalog import collect
 from harness.engine.course import load_course
-from harness.engine.mutants import find_mutant, load_mutants
+from harness.engine.mutants import find_mutant, load_mutants, mutant_source
 from harness.engine.workspace import resolve_workspace
 from harness.errors import EXIT_PARTIAL
-from harness.lab.engine import mutant_source
 from harness.paths import REFERENCE_PYTHON
 
 MODULES = list(load_course().modules)

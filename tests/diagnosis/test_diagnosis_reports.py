@@ -7,9 +7,8 @@ import shutil
 
 from harness.cli import main
 from harness.engine.course import load_course
-from harness.engine.mutants import find_mutant
+from harness.engine.mutants import find_mutant, mutant_source
 from harness.engine.results import RunResult
-from harness.lab.engine import mutant_source
 from harness.paths import REFERENCE_PYTHON
 
 MODULE = load_course().module("M07.6")

@@ -13,8 +13,7 @@ import pytest
 
 from harness.cli import main
 from harness.engine.course import load_course
-from harness.engine.mutants import find_mutant
-from harness.lab.engine import mutant_source
+from harness.engine.mutants import find_mutant, mutant_source
 from harness.paths import REFERENCE_PYTHON
 
 MODULE = load_course().module("M06.3")

@@ -131,8 +131,7 @@ def test_an_interim_stop_says_where_it_stopped_and_why(monkeypatch):
 
     from harness.catalogs.checks import CatalogFailure, interim_looks
     from harness.engine.course import load_course
-    from harness.engine.mutants import find_mutant
-    from harness.lab.engine import mutant_target
+    from harness.engine.mutants import find_mutant, mutant_target
 
     assert interim_looks(catalog.chi_square_probs(), catalog.CHI_SQUARE_DRAWS) == ()
     module = load_course().module("M07.1")

@@ -121,8 +121,7 @@ class Counting:
 
 
 def mutant(mutant_id: str) -> Counting:
-    from harness.engine.mutants import find_mutant
-    from harness.lab.engine import mutant_target
+    from harness.engine.mutants import find_mutant, mutant_target
 
     return Counting(mutant_target(find_mutant("M07.6", mutant_id), MODULE))
 
