@@ -1,16 +1,19 @@
-"""The layout's rules, read from the source: no import cycle, no private name imported across
-modules, the layers import downwards, and only known modules start processes.
+"""The layout's rules, read from the source: no import cycle between modules nor between packages,
+no private name imported across modules, every package imports only the layers below it (``LAYERS``,
+no exemptions), and only known modules start processes. ``docs/architecture.md``'s layer table is
+generated from the same graph (``bench/layers.py``) and checked here.
 
 Every import counts, also one inside a function (a lazy import is still a dependency); only the
-names under ``if TYPE_CHECKING:`` are left out, as they never run.
+names under ``if TYPE_CHECKING:`` are left out, as they never run. Each module is parsed once.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
+import subprocess
+import sys
 from pathlib import Path
-
-import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "harness"
 
@@ -37,8 +40,10 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
     return skipped
 
 
+@functools.cache
 def _imports(name: str) -> list[tuple[str, str | None, int]]:
-    """``(module, imported name or None, line)`` for every harness import of module ``name``."""
+    """``(module, imported name or None, line)`` for every harness import of module ``name``
+    (parsed once: every test reads the same list; do not modify it)."""
     path = MODULES[name]
     tree = ast.parse(path.read_text(encoding="utf-8"))
     skipped = _type_checking_nodes(tree)
@@ -59,8 +64,10 @@ def _imports(name: str) -> list[tuple[str, str | None, int]]:
     return found
 
 
+@functools.cache
 def _edges() -> dict[str, set[str]]:
-    """Module -> the harness modules it imports (``from pkg import mod`` is an edge to ``pkg.mod``)."""
+    """Module -> the harness modules it imports (``from pkg import mod`` is an edge to ``pkg.mod``);
+    computed once, do not modify it."""
     edges: dict[str, set[str]] = {name: set() for name in MODULES}
     for name in MODULES:
         for module, imported, _ in _imports(name):
@@ -131,55 +138,115 @@ def test_no_private_name_is_imported_from_another_module():
     assert crossing == []
 
 
-def _layer(name: str) -> str:
+def package_of(name: str) -> str:
+    """The package a module belongs to: ``harness.engine.runner`` -> ``engine``, a top module
+    ``harness.api`` -> ``api``, and ``harness`` itself (its ``__init__``: the version) -> ``harness``."""
     parts = name.split(".")
-    return parts[1] if len(parts) > 1 else ""
+    return parts[1] if len(parts) > 1 else "harness"
 
 
-# What each layer may import (besides itself and the modules any layer may use). The CLI parses;
-# commands adapt; the engines run; reporters format; the sandbox is the door to untrusted code.
-ANYONE = {"errors", "engine", "paths", "uniforms"}
-# Two leaf modules any layer may use: how untrusted text is shown (``printable``) and how a file
-# is written (atomically, never through a link). They import nothing of the layers above.
-SHARED = {"harness.escape", "harness.files"}
-ALLOWED = {
-    "cli": {"commands"},
-    "__main__": {"cli"},
-    "commands": {"api", "report", "catalogs", "lab", "own_tests", "gate", "audit", "grade", "check"},
-    "api": {"lab", "audit", "gate", "grade", "own_tests", "check"},
-    "engine": {"sandbox", "catalogs", "diagnosis", "lab"},
-    "check": {"sandbox", "diagnosis", "lab"},
-    "catalogs": set(),
-    "diagnosis": {"sandbox"},
-    "sandbox": set(),
-    "lab": {"catalogs"},
-    "audit": {"lab", "catalogs"},
-    "gate": {"catalogs", "check"},
-    "grade": {"gate", "sandbox", "catalogs", "check"},
-    "own_tests": {"sandbox", "lab"},
-    "report": {"lab", "audit", "gate", "grade", "own_tests", "catalogs"},
-}
+# The layers, bottom-up. A package imports only packages of a lower layer (and itself): never one
+# of its own layer, never one above. Leaves first: the version, the exit codes and errors, the
+# fixed paths, the escaping of untrusted text, the harness's own uniforms; the file writer; the
+# sandbox (processes and the wire format, the only door to untrusted code); the engine (the course,
+# the catalog protocol and runner, the targets, typed requests and results); what stands on the
+# engine alone (the catalogs, the diagnosis, the lab, the student's own tests); ol check and the
+# audit; the gate, which runs checks; the grade, which runs gates; the reporters and the Python API;
+# the commands; the CLI.
+LAYERS: list[tuple[str, ...]] = [
+    ("harness", "errors", "paths", "escape", "uniforms"),
+    ("files",),
+    ("sandbox",),
+    ("engine",),
+    ("catalogs", "diagnosis", "lab", "own_tests"),
+    ("check", "audit"),
+    ("gate",),
+    ("grade",),
+    ("report", "api"),
+    ("commands",),
+    ("cli",),
+    ("__main__",),
+]
+LEVEL = {package: level for level, layer in enumerate(LAYERS) for package in layer}
 
 
-@pytest.mark.parametrize("layer", sorted(ALLOWED))
-def test_each_layer_imports_only_what_it_stands_on(layer):
-    wrong = []
-    for name, targets in _edges().items():
-        if _layer(name) != layer:
-            continue
-        for target in sorted(targets):
-            other = _layer(target)
-            if target in SHARED:
-                continue
-            if other and other != layer and other not in ANYONE | ALLOWED[layer]:
-                wrong.append(f"{name} imports {target}")
-    assert wrong == []
+@functools.cache
+def package_imports() -> list[tuple[str, str, str]]:
+    """``(package, imported package, "file:line imports module")`` for every import that crosses
+    from one package to another, in file order."""
+    found = []
+    for name in MODULES:
+        for module, imported, line in _imports(name):
+            target = f"{module}.{imported}" if imported and f"{module}.{imported}" in MODULES else module
+            if target in MODULES and package_of(target) != package_of(name):
+                where = f"{MODULES[name].relative_to(PACKAGE.parent)}:{line}"
+                found.append((package_of(name), package_of(target), f"{where} imports {target}"))
+    return list(dict.fromkeys(found))  # one entry per module a statement imports
+
+
+def package_graph() -> dict[str, set[str]]:
+    """Package -> the packages it imports."""
+    graph: dict[str, set[str]] = {package_of(name): set() for name in MODULES}
+    for package, other, _ in package_imports():
+        graph[package].add(other)
+    return graph
+
+
+def test_the_layers_name_every_package_once():
+    named = [package for layer in LAYERS for package in layer]
+    assert len(named) == len(set(named))
+    assert set(named) == {package_of(name) for name in MODULES}
+
+
+def test_every_package_imports_only_the_layers_below_it():
+    upward = [f"{where} ({package}, layer {LEVEL[package]} -> {other}, layer {LEVEL[other]})"
+              for package, other, where in package_imports()
+              if LEVEL.get(other, len(LAYERS)) >= LEVEL.get(package, -1)]
+    assert upward == []
+
+
+def test_the_packages_have_no_import_cycle():
+    assert _cycles(package_graph()) == []
+
+
+def _label(package: str) -> str:
+    if package == "harness":
+        return "`__init__.py`"
+    return f"`{package}.py`" if (PACKAGE / f"{package}.py").is_file() else f"`{package}/`"
+
+
+def layer_table() -> str:
+    """The layers as a Markdown table, top layer first: each package and the packages it imports
+    (``bench/layers.py`` prints it; ``docs/architecture.md`` holds it between its markers)."""
+    graph = package_graph()
+    rows = ["| layer | package | imports |", "|---|---|---|"]
+    for level in reversed(range(len(LAYERS))):
+        for package in LAYERS[level]:
+            imported = ", ".join(_label(p) for p in sorted(graph.get(package, ()),
+                                                             key=lambda p: (-LEVEL[p], p)))
+            rows.append(f"| {level} | {_label(package)} | {imported or '—'} |")
+    return "\n".join(rows) + "\n"
+
+
+DOCS = PACKAGE.parent / "docs" / "architecture.md"
+BEGIN, END = "<!-- layers: begin (generated by bench/layers.py) -->\n", "<!-- layers: end -->\n"
+
+
+def test_the_layer_table_in_the_docs_is_the_one_the_code_has():
+    text = DOCS.read_text(encoding="utf-8")
+    assert BEGIN in text and END in text
+    block = text[text.index(BEGIN) + len(BEGIN):text.index(END)]
+    printed = subprocess.run([sys.executable, str(PACKAGE.parent / "bench" / "layers.py")],
+                             capture_output=True, text=True, check=True, timeout=60).stdout
+    assert printed == layer_table()
+    assert block == printed, "docs/architecture.md's layer table is stale: run bench/layers.py --write"
 
 
 def test_nothing_below_the_commands_imports_the_cli_or_the_commands():
     wrong = [f"{name} imports {target}" for name, targets in _edges().items()
              for target in targets
-             if _layer(target) in ("cli", "commands") and _layer(name) not in ("cli", "commands", "__main__")]
+             if package_of(target) in ("cli", "commands")
+             and package_of(name) not in ("cli", "commands", "__main__")]
     assert wrong == []
 
 
