@@ -199,7 +199,8 @@ def test_the_layers_name_every_package_once():
 
 
 def test_every_package_imports_only_the_layers_below_it():
-    upward = [f"{where} ({package}, layer {LEVEL[package]} -> {other}, layer {LEVEL[other]})"
+    upward = [f"{where} ({package}, layer {LEVEL.get(package, '?')} -> {other}, "
+              f"layer {LEVEL.get(other, '?')})"
               for package, other, where in package_imports()
               if LEVEL.get(other, len(LAYERS)) >= LEVEL.get(package, -1)]
     assert upward == []
