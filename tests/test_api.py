@@ -44,12 +44,14 @@ def test_maxfail_stops_the_run_and_says_how_many_were_not_run():
     assert first.notes == (f"stopped after 1 failed test (--maxfail 1): {left} tests not run",)
 
 
+@pytest.mark.slow
 def test_a_lab_from_python_gives_the_kill_matrix():
     result = api.lab(api.LabRequest("M06.3", jobs=2))
     assert result.verdict == "pass"
     assert result.to_json()["mutants"], "the lab ran no mutant"
 
 
+@pytest.mark.slow
 def test_a_gate_from_python_on_correct_code_passes_on_a_fresh_seed(tmp_path):
     seen = []
     result = api.gate(api.GateRequest("MS-P6", workspace=str(workspace(tmp_path / "ws"))),
@@ -98,6 +100,7 @@ def test_the_fresh_seed_is_drawn_when_the_run_starts():
     assert all(isinstance(s, int) for s in seeds) and len(seeds) > 1
 
 
+@pytest.mark.slow
 def test_the_readmes_python_example_runs_as_written(capsys):
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Python API", 1)[1].split("\n## ", 1)[0]

@@ -96,6 +96,7 @@ def test_a_gate_with_a_failure_and_a_block_round_trips(tmp_path):
     assert (data[TYPE_KEY], data["format_version"], data["kind"]) == ("GateResult", 1, "ol-gate")
 
 
+@pytest.mark.slow
 def test_the_lab_round_trips_from_the_file_it_writes(module_lab, tmp_path):
     lab = module_lab("M06.3")
     path = write_lab_reports(lab, tmp_path)[0]
@@ -105,6 +106,7 @@ def test_the_lab_round_trips_from_the_file_it_writes(module_lab, tmp_path):
     assert again.to_json() == json.loads(path.read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow
 def test_the_labs_not_run_cells_are_their_own_outcome_and_no_kill(module_lab):
     lab = module_lab("M06.3")
     data = lab.to_json()

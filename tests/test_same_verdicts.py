@@ -30,6 +30,7 @@ def _compare(tmp_path: Path, before: dict, after: dict) -> subprocess.CompletedP
                           text=True, timeout=60, check=False)
 
 
+@pytest.mark.slow
 def test_timings_and_jobs_are_not_verdicts(tmp_path, lab_json):
     after = copy.deepcopy(lab_json)
     after["duration_s"], after["jobs"] = 99.0, 7
@@ -40,6 +41,7 @@ def test_timings_and_jobs_are_not_verdicts(tmp_path, lab_json):
     assert "same verdicts" in done.stdout
 
 
+@pytest.mark.slow
 def test_a_changed_cell_message_or_mutant_is_found(tmp_path, lab_json):
     killed = next(r for r in lab_json["mutants"] if r["killed_by"])
     test = killed["killed_by"][0]

@@ -11,6 +11,7 @@ from harness.catalogs.m07_6 import test_catalog as m07_6
 
 
 @pytest.mark.parametrize("alpha", [1e-3, 1e-4])
+@pytest.mark.slow
 def test_importance_sampling_agrees_with_plain_monte_carlo(alpha):
     pi = pooled_law(m07_6.chi_square_inputs()[0], 1250)
     rate, se = exact_alarm(pi, 1250, alpha, samples=40_000, directions=400, seed=3)
@@ -19,6 +20,7 @@ def test_importance_sampling_agrees_with_plain_monte_carlo(alpha):
     assert abs(rate - plain) < 4 * (se ** 2 + plain_se ** 2) ** 0.5
 
 
+@pytest.mark.slow
 def test_each_qualifying_look_spends_at_most_its_charge():
     """M07.6's looks at 2500, 5000, 10000 draws: the exact rate at p < 1e-8 is above the
     chi-square's 1e-8 but below INTERIM_SPEND; the last look's is close to its threshold."""

@@ -186,6 +186,7 @@ def _boxes(texts, renderer):
 
 @pytest.mark.parametrize("sizes", [(15, 4), (1, 1), (3, 1, 2), (40, 30)],
                          ids=["as-M07.6", "one-each", "three-tests", "seventy-bars"])
+@pytest.mark.slow
 def test_power_plot_labels_do_not_overlap(sizes):
     """The power panel's x labels: one mutant id per bar and one label per test under its bars,
     none overlapping another (their extents as drawn), all inside the figure; the test's kind is

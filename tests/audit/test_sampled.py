@@ -70,6 +70,7 @@ def test_only_functions_the_trial_runs_are_reachable():
 
 @pytest.mark.parametrize("key,stop", [("reference", 20000), ("s06", 2500), ("x44", 2500), ("s12", 20000),
                                       ("s07", None), ("s02", None)])
+@pytest.mark.slow
 def test_the_fast_path_is_the_real_trial_stop_point_included(tests, key, stop):
     """At the test's full size, where interim looks qualify: the same Trial (counts, draws made,
     statistic, verdict; or both raised) from the catalog's trial and from the table. ``stop``:
@@ -97,6 +98,7 @@ def test_an_interim_stop_is_a_kill_at_its_prefix(tests):
     assert fixed["spent"] == pytest.approx(catalog.CHI_SQUARE_ALPHA, rel=1e-12)
 
 
+@pytest.mark.slow
 def test_a_correct_sampler_never_stops_early_in_the_fast_path(tests):
     """The reference's table over 2000 seeds: every trial makes all 20000 draws, none fails."""
     test = tests["chi"]

@@ -63,6 +63,7 @@ def test_a_dot_ol_link_is_refused_before_the_run_and_nothing_lands_behind_it(tmp
     ("dot-ol-file", ".ol is a regular file, not a directory"),
     ("dot-ol-fifo", ".ol is a FIFO, not a directory"),
 ])
+@pytest.mark.slow
 def test_a_special_record_is_refused_by_check_and_diff_without_hanging(tmp_path, kind, says):
     ws = workspace(tmp_path)
     store = ws / ".ol"

@@ -182,6 +182,7 @@ def test_every_check_report_records_the_seed(tmp_path, capsys):
     assert f"cases: hidden, seed {SEED} (replay: {replay})" in output
 
 
+@pytest.mark.slow
 def test_seed_public_is_the_default_check(tmp_path, capsys):
     code, default = check_json(tmp_path, "default", "--target", "s01")
     code_public, public = check_json(tmp_path, "public", "--target", "s01", "--seed", "public")
@@ -189,6 +190,7 @@ def test_seed_public_is_the_default_check(tmp_path, capsys):
     assert default["seed"] is None and without_durations(default) == without_durations(public)
 
 
+@pytest.mark.slow
 def test_the_same_seed_twice_gives_the_same_run_in_process(tmp_path, capsys):
     first = check_json(tmp_path, "a", "--target", "s01", "--seed", str(SEED))
     second = check_json(tmp_path, "b", "--target", "s01", "--seed", str(SEED))
@@ -252,6 +254,7 @@ def lab_seeds(monkeypatch):
     return seen
 
 
+@pytest.mark.slow
 def test_the_lab_defaults_to_the_public_cases(two_mutants, lab_seeds, tmp_path, capsys):
     assert main(["lab", "M07.6", "--jobs", "1", "--out", str(tmp_path / "lab")]) == 0
     assert capsys.readouterr().out.splitlines()[1] == "cases: public"
@@ -259,6 +262,7 @@ def test_the_lab_defaults_to_the_public_cases(two_mutants, lab_seeds, tmp_path, 
     assert set(lab_seeds["reference"]) == set(lab_seeds["mutant"]) == {None}
 
 
+@pytest.mark.slow
 def test_the_lab_on_a_seed_runs_every_cell_on_it_and_records_it(two_mutants, lab_seeds, tmp_path,
                                                                 capsys):
     out = tmp_path / "lab"
@@ -275,6 +279,7 @@ def test_the_lab_on_a_seed_runs_every_cell_on_it_and_records_it(two_mutants, lab
     assert line in (out / "lab-M07.6.html").read_text()
 
 
+@pytest.mark.slow
 def test_the_lab_forked_on_a_seed_and_exhaustive_gives_the_same_matrix(two_mutants, tmp_path):
     from harness.lab.engine import run_lab
 

@@ -43,11 +43,14 @@ BLIND_SPOT = "a catalog blind spot (issue #14): once the catalog catches it, dro
 
 
 def _in_process_param(entry):
+    # 0.2-7 s a file (M07.6's: its statistical catalog and the replays of the diagnosis): the
+    # fast tier (-m "not slow", #28) keeps M07.1's.
+    slow = [] if entry.module == "M07.1" else [pytest.mark.slow]
     if entry.passes_today and applies(entry):  # strict: red the day the catalog catches it
         mark = pytest.mark.xfail(strict=True, raises=AssertionError,
                                  reason=f"{entry.name}: {BLIND_SPOT}")
-        return pytest.param(entry, marks=mark, id=entry.name)
-    return pytest.param(entry, id=entry.name)
+        return pytest.param(entry, marks=[mark, *slow], id=entry.name)
+    return pytest.param(entry, marks=slow, id=entry.name)
 
 
 def catalog_test_names(mid: str) -> set[str]:

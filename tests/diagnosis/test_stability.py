@@ -97,6 +97,7 @@ def _burn(stop) -> None:  # pragma: no cover - runs in a child process
         sum(i * i for i in range(10_000))
 
 
+@pytest.mark.slow
 def test_the_same_diagnosis_under_parallel_load():
     """A two-bug file diagnosed idle and with busy processes on every core: the same words (no
     wall-clock filter decides what is compared)."""
@@ -155,6 +156,7 @@ def test_no_known_mistake_is_said_first_with_the_first_differing_call():
     assert "test_speculative_chi_square" in top.text and "as a result" in top.text
 
 
+@pytest.mark.slow
 def test_a_draw_count_difference_is_in_the_line_that_names_it():
     entry = next(e for e in _corpus() if e.path.stem == "p10_skip_second_draw")
     top = check_in_process(entry).diagnosis[0]
@@ -163,6 +165,7 @@ def test_a_draw_count_difference_is_in_the_line_that_names_it():
 
 @pytest.mark.parametrize(("stem", "blamed"), [("p02_ratio_upside_down", 1),
                                               ("p16_float32_residual", 4)])
+@pytest.mark.slow
 def test_failures_that_follow_from_the_first_mistake_blame_no_other_pitfall(stem, blamed):
     entry = next(e for e in _corpus() if e.path.stem == stem)
     diagnosis = check_in_process(entry).diagnosis

@@ -172,6 +172,7 @@ def assert_text(value) -> None:
 
 
 @pytest.mark.parametrize("killer", list(KILLERS))
+@pytest.mark.slow
 def test_one_submission_never_ends_the_batch(tmp_path, capsys, killer):
     folder, out = tmp_path / "subs", tmp_path / "book"
     name = KILLERS[killer](folder)
@@ -305,6 +306,7 @@ def test_an_out_that_cannot_hold_the_gradebook_is_refused(tmp_path, capsys, wher
 
 
 @pytest.mark.parametrize("where", ["book", ".book", ".hidden/book"])
+@pytest.mark.slow
 def test_an_out_among_the_submissions_is_skipped_as_its_own_folder(tmp_path, capsys, where):
     folder = tmp_path / "subs"
     quick_submission(folder, "alice")

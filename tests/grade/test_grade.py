@@ -127,6 +127,7 @@ def test_a_mixed_folder_gets_the_right_verdict_for_each(tmp_path, capsys):
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
 
 
+@pytest.mark.slow
 def test_a_submission_past_its_budget_is_stopped_and_fails(tmp_path):
     folder = tmp_path / "subs"
     submission(folder, "slow", in_function("rejection_accept", "import time; time.sleep(0.6)"))
@@ -140,6 +141,7 @@ def test_a_submission_past_its_budget_is_stopped_and_fails(tmp_path):
 
 # -- the gradebook across runs -------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_unchanged_submissions_are_not_graded_again(tmp_path, capsys):
     folder = tmp_path / "subs"
     for name in ("a", "b"):
@@ -250,6 +252,7 @@ def test_a_module_without_a_catalog_cannot_be_graded(tmp_path, capsys, monkeypat
     assert "M06.3 has no catalog yet" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_identities_are_recomputed_on_every_run(tmp_path, capsys):
     """A syntax tree's digest is of one Python (``ast.dump`` changes between versions): rows not
     graded again still get this run's, so copies graded under two Pythons are still found."""
@@ -291,6 +294,7 @@ def test_grading_through_a_dask_cluster(tmp_path, capsys):
     assert "syntax error in python/tinyllm/prob/rejection.py" in found["syntax"]["message"]
 
 
+@pytest.mark.slow
 def test_the_local_dask_cluster_leaves_nothing_in_the_temporary_directory(tmp_path, monkeypatch):
     """``--executor dask`` without ``--scheduler`` starts a LocalCluster; its workers' scratch
     space (``dask-scratch-space`` and its lock files) lives in a run folder of ol's, removed

@@ -93,6 +93,7 @@ def fresh(monkeypatch):
 
 # -- a new gradebook -----------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_new_gradebook_grades_every_submission_on_one_fresh_seed(tmp_path, capsys, fresh):
     folder, out = tmp_path / "subs", tmp_path / "book"
     submission(folder, "correct")
@@ -123,6 +124,7 @@ def test_seed_public_grades_on_the_public_cases(tmp_path, capsys, fresh):
 
 # -- continuing a gradebook ------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_continued_gradebook_grades_new_submissions_on_its_own_seed(tmp_path, capsys, fresh):
     folder, out = tmp_path / "subs", tmp_path / "book"
     submission(folder, "a", exit_at_import)

@@ -53,6 +53,7 @@ def test_a_submissions_own_problem_is_still_its_error(tmp_path):
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"),
                     reason="mounts a full tmpfs in a private mount namespace: needs root")
+@pytest.mark.slow
 def test_a_full_disk_for_ols_own_staging_is_internal_and_graded_again(tmp_path):
     """ol's temporary directory is a tmpfs that is full: the slot cannot stage the submission.
     The row is internal (exit 3), and the next run, with room again, grades it."""

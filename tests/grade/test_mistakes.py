@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import csv
 
+import pytest
 from test_grade import CSV_NAME, book, buggy, grade, rows, submission, syntax_error
 
 from harness.grade.gradebook import pitfalls_cell
 
 
+@pytest.mark.slow
 def test_each_row_names_the_mistakes_of_its_code_best_first(tmp_path):
     folder = tmp_path / "subs"
     submission(folder, "ann")

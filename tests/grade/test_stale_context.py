@@ -53,6 +53,7 @@ def fingerprint(root: Path, monkeypatch) -> str:
 
 
 @pytest.mark.parametrize("edited", EDITED)
+@pytest.mark.slow
 def test_an_edit_to_any_part_of_the_context_changes_the_fingerprint(edited, tmp_path, monkeypatch):
     root = copy_of_ol(tmp_path / "ol")
     before = fingerprint(root, monkeypatch)
@@ -62,6 +63,7 @@ def test_an_edit_to_any_part_of_the_context_changes_the_fingerprint(edited, tmp_
     assert fingerprint(root, monkeypatch) != before, edited
 
 
+@pytest.mark.slow
 def test_what_decides_no_verdict_is_not_part_of_it(tmp_path, monkeypatch):
     root = copy_of_ol(tmp_path / "ol")
     (root / "docs").mkdir()

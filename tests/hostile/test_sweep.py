@@ -259,6 +259,7 @@ def _deep_tree(root: Path, depth: int) -> None:
         os.close(fd)
 
 
+@pytest.mark.slow
 def test_a_dead_owners_3000_level_tree_is_swept_quickly(tmp_path):
     tmp = tmp_path / "tmp"
     tmp.mkdir()
@@ -283,6 +284,7 @@ print(remove_tree({root!r}), os.path.lexists({root!r}), len(os.listdir("/proc/se
 """
 
 
+@pytest.mark.slow
 def test_a_tree_deeper_than_the_descriptor_limit_is_removed(tmp_path):
     """The walk holds a bounded number of descriptors (not one per level): with a soft limit of
     64 open files, a 3000-level tree still goes."""

@@ -308,6 +308,7 @@ def test_the_cache_stays_under_its_bound_least_recently_used_first(keys, tmp_pat
     assert [p.name for p in _entries(folder)] == [newest]
 
 
+@pytest.mark.slow
 def test_an_unusable_cache_folder_means_no_cache_and_no_error(tmp_path, monkeypatch):
     monkeypatch.delenv("OL_NO_CACHE", raising=False)
     blocker = tmp_path / "a-file"

@@ -187,6 +187,7 @@ def test_a_law_slightly_off_is_decided_only_at_the_end():
         catalog.test_speculative_chi_square(mutant("s12"))
 
 
+@pytest.mark.slow
 def test_a_correct_sampler_never_stops_early():
     """The reference over seeds, and 200000 exact multinomial prefixes of p (numpy), at every
     qualifying look: no stop (one is expected with probability about 1e-2 over all of them)."""
@@ -277,6 +278,7 @@ def memoriser() -> types.ModuleType:
     return ref
 
 
+@pytest.mark.slow
 def test_code_right_only_on_the_public_inputs_passes_them_and_fails_hidden_ones():
     module = memoriser()
     target = InProcessTarget("memoriser", module, MODULE.functions, load_course().returns)
@@ -329,6 +331,7 @@ def test_alpha_that_rounds_above_1_is_in_the_catalog():
 
 
 @pytest.mark.parametrize("tolerance", [1e-15, 1e-9, 1e-8])
+@pytest.mark.slow
 def test_a_tolerance_on_z_fails_with_pitfall_21(tolerance):
     """Z below an epsilon taken for 0 (the mutant's 1e-12, the sum rule's 1e-9, np.isclose's 1e-8)."""
     ref = reference_copy(MODULE, "ol_tolerant_z")

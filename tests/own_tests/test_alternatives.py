@@ -30,6 +30,7 @@ def test_there_are_at_least_two():
 
 
 @pytest.mark.parametrize("name", sorted(ALTERNATIVES))
+@pytest.mark.slow
 def test_each_passes_the_whole_catalog(name):
     target = InProcessTarget(f"alternative {name}", load(name), MODULE.functions, COURSE.returns)
     result = run_catalog(MODULE, target, "alternative")

@@ -72,6 +72,7 @@ def reach_whole():
 
 # -- the same report -----------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_ways_of_reaching_give_the_report_of_every_test_run(reach_plan, reach_whole):
     """Indirect calls, a name imported at a module's top, the module's attribute, a value made
     at import, a shared fixture, a test's own fixture, parametrised ids (``--help``, spaces,
@@ -83,11 +84,13 @@ def test_ways_of_reaching_give_the_report_of_every_test_run(reach_plan, reach_wh
 
 
 @pytest.mark.parametrize("suite", ["worked_example", "strong"])
+@pytest.mark.slow
 def test_the_bundled_suites_give_the_report_of_every_test_run(suite):
     bugs = None if suite == "worked_example" else BUGS  # every bug of the library for the first
     assert run(suite, False, bugs) == run(suite, True, bugs)
 
 
+@pytest.mark.slow
 def test_each_bug_runs_only_the_tests_that_reach_its_function(reach_plan):
     _, plan = reach_plan
     given = {key: select for key, select, check in plan if not check}
@@ -110,6 +113,7 @@ def test_each_bug_runs_only_the_tests_that_reach_its_function(reach_plan):
 
 # -- what a suite cannot gain --------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_forged_reach_makes_the_suite_catch_less_never_more():
     """The suite claims no test reached anything: no bug runs a test (one job: none runs whole
     beside the first run), and none is caught, where run whole it catches some."""
@@ -123,6 +127,7 @@ def test_a_forged_reach_makes_the_suite_catch_less_never_more():
         b["id"] for b in whole["bugs"] if b["caught"]}
 
 
+@pytest.mark.slow
 def test_a_suite_failing_when_run_in_part_catches_nothing_it_would_not_whole():
     """Its tests fail whenever some tests are left out, so on every bug given a choice of tests:
     the reference's check run of the same choice fails them too, and those bugs get no verdict

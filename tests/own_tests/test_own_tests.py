@@ -53,6 +53,7 @@ def wrong() -> mine.MineResult:
 
 # -- the three suites of the issue ------------------------------------------------------------
 
+@pytest.mark.slow
 def test_the_strong_suite_catches_every_bug_and_passes_every_correct_implementation(strong):
     assert {impl.key for impl, _ in strong.correct} == CORRECT
     assert [r.status for _, r in strong.correct] == ["ran"] * 3
@@ -74,6 +75,7 @@ WORKED_EXAMPLE_CATCHES = {"s02", "s03", "s04", "s05", "s07", "s10", "s11", "s12"
                           "x01", "x02"}
 
 
+@pytest.mark.slow
 def test_the_worked_example_suite_misses_what_its_inputs_cannot_expose(worked_example):
     assert worked_example.verdict == "pass" and worked_example.wrong == {}
     assert caught(worked_example) == WORKED_EXAMPLE_CATCHES
@@ -88,6 +90,7 @@ def test_the_worked_example_suite_misses_what_its_inputs_cannot_expose(worked_ex
         assert f"hint: {' '.join(m.hint.split())}" in flat, m.id  # a repeated hint: once
 
 
+@pytest.mark.slow
 def test_a_missed_bug_is_described_by_the_library_only(worked_example):
     """Hint, description and pitfall: never a mutant's code or a catalog test's name."""
     outputs = [format_text(worked_example), to_json_text(worked_example),
@@ -105,6 +108,7 @@ def test_a_missed_bug_is_described_by_the_library_only(worked_example):
     assert s06["pitfall_text"] == MODULE.pitfalls[5]
 
 
+@pytest.mark.slow
 def test_a_test_asserting_u_equal_to_r_accepts_is_reported_as_rejecting_correct_code(wrong):
     test = "wrong/test_wrong.py::test_u_equal_to_the_ratio_accepts"
     assert wrong.verdict == "fail"
@@ -173,6 +177,7 @@ def test_a_server_that_dies_fails_closed_and_leaves_no_process():
     assert not _servers_alive()
 
 
+@pytest.mark.slow
 def test_the_server_is_hardened_as_the_isolated_worker(strong):
     from harness.engine.isolated import IsolatedTarget
     from harness.paths import REFERENCE_PYTHON
@@ -277,6 +282,7 @@ def test_a_test_that_fails_on_correct_code_is_never_credited():
 
 # -- the command ---------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_the_command_writes_json_and_gradescope(worked_example, monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(mine, "run_mine", lambda *a, **k: worked_example)
     out_json, out_gs = tmp_path / "mine.json", tmp_path / "results.json"
@@ -293,6 +299,7 @@ def test_the_command_writes_json_and_gradescope(worked_example, monkeypatch, tmp
         assert set(t) == {"name", "score", "max_score", "status", "output", "visibility"}
 
 
+@pytest.mark.slow
 def test_the_command_exits_1_when_tests_reject_correct_code(wrong, monkeypatch, capsys):
     monkeypatch.setattr(mine, "run_mine", lambda *a, **k: wrong)
     assert main(["tests", "M07.6", "--mine", str(SUITES / "wrong")]) == 1

@@ -196,6 +196,7 @@ def test_a_report_path_inside_the_code_is_refused_and_nothing_is_written(tmp_pat
 
 @pytest.mark.parametrize("bug", sorted(BUGS))
 @pytest.mark.parametrize("columns", [None, "80"])
+@pytest.mark.slow
 def test_every_line_of_a_failing_check_fits_the_width(bug, columns, tmp_path, capsys, monkeypatch):
     if columns is None:
         monkeypatch.delenv("COLUMNS", raising=False)
@@ -271,6 +272,7 @@ def mine_result():
 
 
 @pytest.mark.parametrize("columns", [None, "80"])
+@pytest.mark.slow
 def test_ol_tests_mine_fits_the_width(columns, mine_result, capsys, monkeypatch):
     from harness import api
 

@@ -416,6 +416,7 @@ def test_range_labels_with_long_numbers_do_not_overlap_either():
 
 # -- HTML in headless Chromium -------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_html_renders_in_headless_chromium(book, tmp_path):
     chromium()
     page = tmp_path / "class.html"

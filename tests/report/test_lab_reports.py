@@ -401,6 +401,7 @@ def check_rendering(html_path: Path, tmp_path: Path, lab: LabResult, height: int
     assert len(re.findall(r'<th class="test[^"]*" scope="col"', dom)) == len(lab.tests)
 
 
+@pytest.mark.slow
 def test_html_renders_in_headless_chromium(written, lab, tmp_path):
     check_rendering(written["lab-M07.6.html"], tmp_path, lab, height=1000)
 
@@ -506,6 +507,7 @@ def test_html_shows_not_run_cells_with_a_legend_and_a_title():
                      r'\u00d7 [^"]*: not run: the test never reaches the mutated code', text)
 
 
+@pytest.mark.slow
 def test_html_not_run_cells_render_in_their_own_colour(tmp_path):
     lab = make_sparse_lab()
     paths = {p.name: p for p in write_lab_reports(lab, tmp_path)}

@@ -94,6 +94,7 @@ def test_a_function_that_hung_is_not_called_again_in_the_check(target):
     assert "not run" in message and took < LIMIT_S / 4
 
 
+@pytest.mark.slow
 def test_other_functions_are_checked_as_before(target):
     target.begin_test()
     _timed(target.call, "spin", 1)
@@ -161,6 +162,7 @@ def flood(n):
         assert t.output == "\u00e9" * KEPT and t.output_dropped == 500
 
 
+@pytest.mark.slow
 def test_what_an_import_printed_before_it_hung_is_kept(tmp_path):
     hangs = '''
 print("importing, then a loop")
@@ -210,6 +212,7 @@ def _looping_workspace(root: Path, before: str = "") -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_a_looping_submission_costs_one_time_out_per_function(tmp_path):
     ws = _looping_workspace(tmp_path / "ws", '    print("residual: starting")\n')
     report = tmp_path / "report.json"

@@ -122,6 +122,7 @@ def _own_generator_workspace(root: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_code_with_its_own_generator_fails_the_same_tests_on_every_run(tmp_path):
     ws = _own_generator_workspace(tmp_path / "ws")
     runs = []

@@ -173,6 +173,7 @@ def _without_user_namespaces(argv: list[str]) -> subprocess.CompletedProcess:
 
 @ROOT_ONLY
 @pytest.mark.skipif(not shutil.which("unshare"), reason="needs unshare(1)")
+@pytest.mark.slow
 def test_grade_and_gate_record_and_warn_of_a_partial_sandbox(tmp_path):
     ws = tmp_path / "subs" / "kate"
     shutil.copytree(REPO_ROOT / "reference" / "python", ws / "python",
@@ -229,6 +230,7 @@ def hog(children, mb):
 
 
 @ROOT_ONLY
+@pytest.mark.slow
 def test_the_whole_tree_is_capped_by_a_memory_cgroup(tmp_path):
     """#24: RLIMIT_AS bounds each process; many children together could take the machine's memory
     and the kernel would kill any process (a grading run was killed so). A memory cgroup caps the

@@ -196,6 +196,7 @@ def test_nothing_is_left_behind(tmp_path):
     assert ol_folders() == before
 
 
+@pytest.mark.slow
 def test_a_zygote_exits_when_its_caller_dies(tmp_path):
     root = str(Path(__file__).resolve().parents[2])
     code = (f"import sys, time; sys.path.insert(0, {root!r}); "
