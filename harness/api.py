@@ -36,79 +36,68 @@ from harness.engine.seeding import FRESH
 if TYPE_CHECKING:
     from harness.audit.mutmut_result import MutmutAudit
     from harness.audit.power_result import PowerAudit
+    from harness.check.run import CheckEvents, CheckStart
     from harness.engine.results import RunResult, TestResult
-    from harness.gate.engine import GateResult, ModuleGate
+    from harness.gate.engine import GateResult, GateStart, ModuleGate
     from harness.grade.engine import GradeEvents, GradeOutcome
     from harness.lab.engine import LabResult
     from harness.own_tests.engine import MineResult
 
 __all__ = [
-    "FRESH", "AuditRequest", "CheckRequest", "GateRequest", "GradeRequest", "LabRequest",
-    "OwnTestsRequest", "audit_mutmut", "audit_power", "check", "check_error", "gate", "grade",
-    "lab", "own_tests", "with_request",
+    "FRESH", "AuditRequest", "CheckEvents", "CheckRequest", "CheckStart", "GateRequest",
+    "GateStart", "GradeRequest", "LabRequest", "OwnTestsRequest", "audit_mutmut", "audit_power",
+    "check", "check_error", "gate", "grade", "lab", "own_tests", "with_request",
 ]
 
 
-def check(request: CheckRequest,
-          on_result: Callable[[TestResult], None] | None = None) -> RunResult:
+def __getattr__(name: str) -> object:
+    """The event types, imported when first asked for (as the engines are): ``import
+    harness.api`` stays light."""
+    if name in ("CheckEvents", "CheckStart"):
+        from harness.check import run
+
+        return getattr(run, name)
+    if name == "GateStart":
+        from harness.gate import engine
+
+        return engine.GateStart
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def check(request: CheckRequest, on_result: Callable[[TestResult], None] | None = None,
+          events: CheckEvents | None = None) -> RunResult:
     """Run the catalog against the request's target; ``on_result`` sees each test as it ends.
+
+    As ``ol check`` runs it: the workspace resolved (``--workspace``, else the nearest holding
+    ``python/tinyllm``, else the bundled one), and a pass recorded for ``ol diff`` when every
+    test of the catalog ran on the workspace and passed. ``events`` (``CheckEvents``) is told
+    what was resolved before the run (``resolved``, ``started``: the workspace, the request as
+    it runs, its replay) and a pass that could not be recorded (``warned``: the verdict stands).
 
     The result records what the request changed in the cases and the code checked (``ref_deps``,
     ``pattern``: its ``replay``) and how many tests of the catalog did not run, and why (``-k``,
     ``--maxfail``): such a run is ``partial``, never a pass."""
-    from harness.check.engine import run_check
-    from harness.engine.workspace import resolve_workspace
+    from harness.check.run import check as run
 
-    ws = resolve_workspace(request.workspace) if request.target == "student" else None
-    return with_request(request, run_check(request, ws, on_result))
-
-
-def _catalog(module_id: str) -> list:
-    """The catalog's tests, as the runner collects them."""
-    from harness.engine import runner
-    from harness.engine.course import load_course
-
-    return list(runner.collect(load_course().module(module_id)))
+    return run(request, on_result, events)
 
 
 def with_request(request: CheckRequest, result: RunResult) -> RunResult:
     """``result`` with the options of ``request`` its replay needs (``ref_deps``, ``pattern``)
     and the count of the catalog's tests it did not run, with the options that left them unrun
     (``-k``, ``--maxfail``): such a run is ``partial``."""
-    import dataclasses
-    import shlex
+    from harness.check.run import as_requested
 
-    from harness.engine.runner import select_cases
-
-    cases = _catalog(request.module_id)
-    selected = len(select_cases(cases, request.pattern))
-    by = []
-    if request.pattern and selected < len(cases):
-        by.append(f"-k {shlex.quote(request.pattern)}")
-    if len(result.tests) < selected and request.maxfail is not None:
-        by.append(f"--maxfail {request.maxfail}")
-    return dataclasses.replace(result, ref_deps=request.ref_deps, pattern=request.pattern,
-                               not_run=max(len(cases) - len(result.tests), 0),
-                               not_run_by=tuple(by))
+    return as_requested(request, result)
 
 
 def check_error(request: CheckRequest, workspace: str | None, message: str) -> RunResult:
     """The result of a check that could not start (a syntax error, a failed import, a missing
     dependency): no test, every test of the catalog not run, the one-line ``message``; what
     ``ol check`` writes into each report asked for, so a report says what went wrong."""
-    from harness.engine.course import load_course
-    from harness.engine.results import RunResult
-    from harness.engine.runner import catalog_points
+    from harness.check.run import error_result
 
-    target = {"student": f"workspace {workspace}", "reference": "reference"}.get(
-        request.target, f"mutant {request.target}")
-    try:
-        points = catalog_points(load_course().module(request.module_id))
-    except Exception:  # noqa: BLE001 - a catalog that cannot load is itself the error reported
-        points = {}
-    return RunResult(request.module_id, workspace or "", target, (), seed=request.seed,
-                     ref_deps=request.ref_deps, pattern=request.pattern, not_run=len(points),
-                     error=message, points=points)
+    return error_result(request, workspace, message)
 
 
 def lab(request: LabRequest,
@@ -138,14 +127,16 @@ def audit_power(request: AuditRequest,
     return run_power_audit(request.module_id, request.seeds or DEFAULT_SEEDS, progress=progress)
 
 
-def gate(request: GateRequest,
-         on_module: Callable[[ModuleGate], None] | None = None) -> GateResult:
-    """Every module of the milestone; ``on_module`` sees each as it is decided."""
-    from harness.engine.workspace import resolve_workspace
-    from harness.gate.engine import run_gate
+def gate(request: GateRequest, on_module: Callable[[ModuleGate], None] | None = None,
+         on_start: Callable[[GateStart], None] | None = None) -> GateResult:
+    """Every module of the milestone; ``on_module`` sees each as it is decided.
 
-    ws = resolve_workspace(request.workspace)
-    return run_gate(request, ws, on_module)
+    As ``ol gate`` runs it: the workspace resolved and the seed drawn (``FRESH``) once, before
+    any module runs; ``on_start`` is told both (``GateStart``: the request as it runs, with the
+    seed drawn, the workspace, the replay); raising there stops the gate before it runs."""
+    from harness.gate.engine import gate as run
+
+    return run(request, on_module, on_start)
 
 
 def grade(request: GradeRequest, events: GradeEvents | None = None) -> GradeOutcome:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from harness.check.run import CheckEvents, CheckStart
 from harness.commands.common import (
     check_report_paths,
     out,
@@ -20,6 +21,7 @@ from harness.engine.course import Module, load_course
 from harness.engine.requests import CheckRequest
 from harness.engine.results import RunResult, TestResult
 from harness.errors import EXIT_USAGE, HarnessError, exit_code
+from harness.escape import printable
 from harness.paths import STUDENT_DIR
 
 if TYPE_CHECKING:
@@ -28,9 +30,6 @@ if TYPE_CHECKING:
 
 def run(args: argparse.Namespace) -> int:
     from harness import api
-    from harness.check.engine import check_passes_store, record_pass
-    from harness.engine.workspace import check_module_file, resolve_workspace
-    from harness.escape import printable
     from harness.report.text import failures_and_summary
 
     module = load_course().module(args.module)
@@ -49,43 +48,59 @@ def run(args: argparse.Namespace) -> int:
     # setup error, and its report is written to these paths.
     check_report_paths(reports, args.workspace if target == "student" else None)
     width = text_width(args)
-    with _reported_on_error(args, request, None):
-        ws = resolve_workspace(args.workspace) if target == "student" else None
-    if ws is not None:
-        check_report_paths(reports, ws.root)  # the workspace found: never into its python/
-    with _reported_on_error(args, request, ws):
-        if ws is not None and not args.pattern:
-            check_passes_store(ws)  # a pass is recorded there: a .ol that is a link stops us now
-        _head(module, request, ws, width)
-        result = api.check(request, _line_printer(module, getattr(args, "verbose", 0), width))
+    events = _Events(args, module, reports, width)
+    with _reported_on_error(args, request, events):
+        result = api.check(request, _line_printer(module, getattr(args, "verbose", 0), width),
+                           events)
     whole = bool(getattr(args, "verbose", 0) or getattr(args, "wide", False))
     sys.stdout.write(failures_and_summary(result, width, whole=whole))
     _write(args, result)
-    if ws is not None and result.verdict == "pass" and not args.pattern:
-        try:
-            problem = record_pass(ws, module, check_module_file(ws, module))
-        except HarnessError as exc:  # the file changed during the run: the verdict still stands
-            problem = exc.message
-        if problem:
-            print(printable(f"ol: warning: the pass was not recorded: {problem} "
-                            f"(ol diff {module.id} will ask for a pass again)").replace("\n", " "),
-                  file=sys.stderr)
+    for warning in events.warnings:
+        print(printable(f"ol: warning: {warning}").replace("\n", " "), file=sys.stderr)
     return exit_code(result.verdict)
+
+
+class _Events(CheckEvents):
+    """``ol check``'s side of the check's events: the report paths refused inside the workspace
+    found, the first lines, the warnings kept until the reports are written."""
+
+    def __init__(self, args: argparse.Namespace, module: Module,
+                 reports: list[tuple[str, str | None]], width: int | None) -> None:
+        self.args, self.module, self.reports, self.width = args, module, reports, width
+        self.workspace: Workspace | None = None
+        self.refused = False  # a report path refused: no report is written for that error
+        self.warnings: list[str] = []
+
+    def resolved(self, workspace: Workspace | None) -> None:
+        self.workspace = workspace
+        if workspace is not None:
+            try:  # the workspace found: never into its python/
+                check_report_paths(self.reports, workspace.root)
+            except HarnessError:
+                self.refused = True
+                raise
+
+    def started(self, start: CheckStart) -> None:
+        _head(self.module, start, self.width)
+
+    def warned(self, message: str) -> None:
+        self.warnings.append(message)
 
 
 @contextmanager
 def _reported_on_error(args: argparse.Namespace, request: CheckRequest,
-                       ws: Workspace | None) -> Iterator[None]:
+                       events: _Events) -> Iterator[None]:
     """A setup error (exit 2: a syntax error, a failed import, a missing dependency, a workspace
     that cannot be used) still writes every report asked for, each saying so in one line; the
     error then goes on to ``cli.main``, which prints the same line and exits 2."""
     try:
         yield
     except HarnessError as exc:
-        if exc.exit_code == EXIT_USAGE and (args.json or args.junit or args.gradescope):
+        if (exc.exit_code == EXIT_USAGE and not events.refused
+                and (args.json or args.junit or args.gradescope)):
+            ws = events.workspace
             root = str(ws.root) if ws is not None else _given_workspace(args, request)
             from harness import api
-            from harness.escape import printable
 
             line = printable(exc.line()).replace("\n", "\\n")
             try:
@@ -104,25 +119,18 @@ def _given_workspace(args: argparse.Namespace, request: CheckRequest) -> str | N
     return os.path.abspath(os.path.expanduser(args.workspace)) if args.workspace else os.getcwd()
 
 
-def _head(module: Module, request: CheckRequest, ws: Workspace | None, width: int | None = None) -> None:
+def _head(module: Module, start: CheckStart, width: int | None = None) -> None:
     """The first lines: what is checked, and on which cases (with the replay of a seed)."""
-    from harness.engine.seeding import check_replay
     from harness.report.common import cases_line
 
+    ws, request = start.workspace, start.request
     if ws is not None:
         bundled = " (the bundled student workspace)" if ws.root == STUDENT_DIR.resolve() else ""
         out(f"ol check {module.id}: workspace {ws.root}{bundled}"
             + (" with the reference dependencies" if request.ref_deps else ""), width)
     else:
         out(f"ol check {module.id}: target {request.target}", width)
-    if request.seed is None:
-        out(cases_line(None), width)
-        return
-    target = {"student": f"workspace {ws.root if ws is not None else ''}",
-              "reference": "reference"}.get(request.target, f"mutant {request.target}")
-    replay = check_replay(module.id, target, str(ws.root) if ws is not None else None,
-                          request.seed, request.ref_deps, request.pattern)
-    out(cases_line(request.seed, replay), width)
+    out(cases_line(request.seed, start.replay), width)
 
 
 def _line_printer(module: Module, verbose: int = 0,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
+import contextlib
 import os
 import stat
 import sys
@@ -12,40 +12,24 @@ from harness.commands.common import check_report_paths, out, seed_option, write_
 from harness.engine.course import load_course
 from harness.engine.requests import GateRequest
 from harness.errors import exit_code
+from harness.gate.engine import GateStart, ModuleGate
+from harness.report.gate import GateProgress
 
 
 def run(args: argparse.Namespace) -> int:
     from harness import api
-    from harness.engine.seeding import resolve_seed
-    from harness.engine.workspace import resolve_workspace
     from harness.files import default_reports_dir
-    from harness.gate.engine import gate_replay
-    from harness.report.common import cases_line
-    from harness.report.gate import (
-        GateProgress,
-        format_failures,
-        to_gate_json,
-        to_gate_junit,
-        to_gate_markdown,
-    )
+    from harness.report.gate import format_failures, to_gate_json, to_gate_junit, to_gate_markdown
 
     course = load_course()
     course.milestone(args.milestone)  # an unknown milestone is a usage error, before anything runs
     request = GateRequest(args.milestone, args.workspace, bool(args.ref_deps),
                           seed_option(args, fresh=True))
     markdown = getattr(args, "markdown", None) or str(default_reports_dir() / f"gate-{args.milestone}.md")
-    ws = resolve_workspace(request.workspace)
-    check_report_paths([("--json", args.json), ("--junit", args.junit), ("--markdown", markdown)],
-                       ws.root)
-    seed = resolve_seed(request.seed)  # one seed for every module of this gate, drawn now
-    request = dataclasses.replace(request, seed=seed)
-    out(f"ol gate {request.milestone}: workspace {ws.root}"
-        + (" with the reference dependencies" if request.ref_deps else ""))
-    out(cases_line(seed, gate_replay(request.milestone, str(ws.root), request.ref_deps, seed)))
-    width = max(len(m) for m in course.milestone(request.milestone))
-    order = course.dependency_order(course.milestone(request.milestone))
-    with GateProgress(request.milestone, order, width, out) as lines:
-        result = api.gate(request, on_module=lines)
+    reports = [("--json", args.json), ("--junit", args.junit), ("--markdown", markdown)]
+    with contextlib.ExitStack() as stack:
+        lines = _Lines(reports, stack)
+        result = api.gate(request, on_module=lines.module, on_start=lines.started)
     sys.stdout.write(format_failures(result))
     if result.unconfined():
         print(f"ol: warning: the sandbox was partial here (missing: {', '.join(result.unconfined())})"
@@ -54,6 +38,33 @@ def run(args: argparse.Namespace) -> int:
                    (markdown, to_gate_markdown)], result)
     _append_step_summary(to_gate_markdown(result))
     return exit_code(result.verdict)
+
+
+class _Lines:
+    """``ol gate``'s side of the gate's events: at its start, the report paths refused inside
+    the workspace found and the first lines (the workspace, the cases and their replay); then
+    each module's line, with a bar below them on a terminal (taken down by ``stack``)."""
+
+    def __init__(self, reports: list[tuple[str, str | None]], stack: contextlib.ExitStack) -> None:
+        self.reports, self.stack = reports, stack
+        self.progress: GateProgress | None = None
+
+    def started(self, start: GateStart) -> None:
+        from harness.report.common import cases_line
+
+        ws, request = start.workspace, start.request
+        check_report_paths(self.reports, ws.root)
+        out(f"ol gate {request.milestone}: workspace {ws.root}"
+            + (" with the reference dependencies" if request.ref_deps else ""))
+        out(cases_line(start.seed, start.replay))
+        course = load_course()
+        width = max(len(m) for m in course.milestone(request.milestone))
+        order = course.dependency_order(course.milestone(request.milestone))
+        self.progress = self.stack.enter_context(GateProgress(request.milestone, order, width, out))
+
+    def module(self, m: ModuleGate) -> None:
+        assert self.progress is not None, "a module is gated only after the gate started"
+        self.progress(m)
 
 
 def _append_step_summary(text: str) -> None:

@@ -161,6 +161,28 @@ def gate_replay(milestone: str, workspace: str, ref_deps: bool, seed: int | None
                           *(("--ref-deps",) if ref_deps else ()))
 
 
+@dataclass(frozen=True)
+class GateStart:
+    """What a gate resolved before any module runs: the request as it runs (its seed drawn:
+    a run seed, or None for the public cases) and the workspace."""
+
+    request: GateRequest
+    workspace: Workspace
+
+    @property
+    def seed(self) -> int | None:
+        """The run seed of every module's cases; None: the public cases."""
+        seed = self.request.seed
+        assert seed is None or isinstance(seed, int), "a gate starts on a drawn seed"
+        return seed
+
+    @property
+    def replay(self) -> str:
+        """The ``ol gate`` that runs the same gate on the same cases."""
+        return gate_replay(self.request.milestone, str(self.workspace.root),
+                           self.request.ref_deps, self.seed)
+
+
 # -- the engine ------------------------------------------------------------------------------------
 
 def catalog_problem(module: Module) -> str | None:
@@ -239,6 +261,22 @@ def check_one(module: Module, ws: Workspace, ref_deps: bool, seed: int | None = 
                           catalog_points=catalog_total(module))
     return ModuleGate(module.id, module.title, run.verdict, run,
                       duration_s=time.perf_counter() - start)
+
+
+def gate(request: GateRequest, on_module: Callable[[ModuleGate], None] | None = None,
+         on_start: Callable[[GateStart], None] | None = None) -> GateResult:
+    """The gate as ``ol gate`` runs it: the workspace resolved and the seed drawn once, told to
+    ``on_start`` (raising there stops the gate), then every module (``run_gate``)."""
+    import dataclasses
+
+    from harness.engine.seeding import resolve_seed
+    from harness.engine.workspace import resolve_workspace
+
+    ws = resolve_workspace(request.workspace)
+    request = dataclasses.replace(request, seed=resolve_seed(request.seed))
+    if on_start is not None:
+        on_start(GateStart(request, ws))
+    return run_gate(request, ws, on_module)
 
 
 def run_gate(request: GateRequest, ws: Workspace,

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import harness.check.engine
+import harness.check.run
 from harness.cli import main
 from harness.paths import REFERENCE_PYTHON, REPO_ROOT
 
@@ -102,7 +103,7 @@ def test_a_link_made_during_the_run_costs_the_record_not_the_verdict(tmp_path, c
         (ws / ".ol").symlink_to(elsewhere)
         return result
 
-    monkeypatch.setattr(harness.check.engine, "run_check", student_plants_a_link)
+    monkeypatch.setattr(harness.check.run, "run_check", student_plants_a_link)
     code, out, err = run(["check", "M07.6", "--workspace", ws, "--timeout", "30"], capsys)
     assert code == 0 and "(verdict: pass)" in out
     assert err.startswith("ol: warning: the pass was not recorded: ") and err.count("\n") == 1
