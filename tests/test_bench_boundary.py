@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
-TOOL = Path(__file__).resolve().parent.parent / "bench" / "boundary.py"
+from harness.paths import REPO_ROOT
+
+TOOL = REPO_ROOT / "bench" / "boundary.py"
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:

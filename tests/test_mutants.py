@@ -25,8 +25,9 @@ from harness.engine import mutants as mutants_module
 from harness.engine.course import load_course
 from harness.engine.mutants import Edit, Mutant, apply, find_mutant, load_mutants, mutants_dir
 from harness.errors import HarnessError, MutantDoesNotApply
+from harness.paths import REPO_ROOT
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = REPO_ROOT
 REFERENCE_PYTHON = REPO / "reference" / "python"
 if str(REFERENCE_PYTHON) not in sys.path:  # tests/conftest.py normally does this
     sys.path.insert(0, str(REFERENCE_PYTHON))

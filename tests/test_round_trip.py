@@ -34,12 +34,12 @@ from harness.gate.engine import GateResult, ModuleGate, run_gate
 from harness.grade.gradebook import JSON_NAME, Gradebook, read_gradebook
 from harness.lab.engine import NOT_RUN, LabResult
 from harness.own_tests.engine import MineResult, run_mine
-from harness.paths import REFERENCE_DIR
+from harness.paths import REFERENCE_DIR, REPO_ROOT
 from harness.report.common import json_text
 from harness.report.lab import write_lab_reports
 
 M07_6 = load_course().module("M07.6")
-SUITES = Path(__file__).resolve().parent / "own_tests" / "suites"
+SUITES = REPO_ROOT / "tests" / "own_tests" / "suites"
 
 
 def equal(a, b) -> bool:

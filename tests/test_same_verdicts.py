@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from harness import api
+from harness.paths import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO_ROOT
 TOOL = ROOT / "bench" / "same_verdicts.py"
 
 
