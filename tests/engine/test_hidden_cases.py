@@ -8,7 +8,7 @@ Every randomised family of a catalog takes its seed from the run seed (``harness
   hangs on a lucky public input.
 
 What each catalog's families are and that they change with the seed is tested beside the catalog
-(``tests/m06_3``, ``tests/m07_1``, ``tests/m07_6``).
+(``tests/catalogs/m06_3``, ``tests/catalogs/m07_1``, ``tests/catalogs/m07_6``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 ``run_catalog(..., seed=s)`` runs the catalog on the cases of run seed ``s`` (``harness.engine.seeding``):
 the public cases (the lab's, ``ol check``'s default) stay what they were. That the reference
-passes whatever the seed and every mutant is still killed on other seeds is tests/test_hidden_cases.py.
+passes whatever the seed and every mutant is still killed on other seeds is tests/engine/test_hidden_cases.py.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 The metadata every catalog shares (its table, kills, pitfalls, plain mutants) is checked for all
 modules in tests/commands/test_catalog_metadata.py.
 
-File names carry the module: ``tests/m07_1`` has no ``__init__.py``, and pytest's default import
+File names carry the module: ``tests/catalogs/m07_1`` has no ``__init__.py``, and pytest's default import
 mode needs every test file's basename to be unique across the suite.
 """
 

@@ -2,7 +2,7 @@
 
 - Randomised cases come from the run seed (``harness.engine.seeding``): the public cases by default, fresh
   hidden ones under a seed, and code right only on the public inputs fails (that the reference passes
-  and every mutant is killed under hidden seeds is tests/test_hidden_cases.py, for every module).
+  and every mutant is killed under hidden seeds is tests/engine/test_hidden_cases.py, for every module).
 - The chi-square never pools an id of probability 0: one draw there fails, naming the id.
 
 File names carry the module: pytest's default import mode needs unique basenames.
