@@ -147,14 +147,15 @@ def package_of(name: str) -> str:
 
 # The layers, bottom-up. A package imports only packages of a lower layer (and itself): never one
 # of its own layer, never one above. Leaves first: the version, the exit codes and errors, the
-# fixed paths, the escaping of untrusted text, the harness's own uniforms; the file writer; the
+# fixed paths, the escaping of untrusted text, the harness's own uniforms, a dataclass's JSON from
+# its fields; the file writer; the
 # sandbox (processes and the wire format, the only door to untrusted code); the engine (the course,
 # the catalog protocol and runner, the targets, typed requests and results); what stands on the
 # engine alone (the catalogs, the diagnosis, the lab, the student's own tests); ol check and the
 # audit; the gate, which runs checks; the grade, which runs gates; the reporters and the Python API;
 # the commands; the CLI.
 LAYERS: list[tuple[str, ...]] = [
-    ("harness", "errors", "paths", "escape", "uniforms"),
+    ("harness", "errors", "paths", "escape", "uniforms", "fields"),
     ("files",),
     ("sandbox",),
     ("engine",),

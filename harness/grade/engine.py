@@ -47,6 +47,7 @@ from harness.grade.gradebook import (
     renamed,
 )
 from harness.grade.integrity import identity
+from harness.sandbox.limits import Limits
 from harness.sandbox.staging import stage, text_of_name
 
 DEFAULT_SUBMISSION_TIMEOUT_S = 600.0
@@ -68,10 +69,10 @@ class Job:
     shape: str = "workspace"  # how it came: workspace, folder, zip, tar.gz, file
 
     def request(self, module_id: str, settings: dict[str, Any], workspace: str) -> dict[str, Any]:
-        limits = {"call_timeout_s": settings["call_timeout_s"], "memory_mb": settings["memory_mb"],
-                  "disk_mb": settings.get("disk_mb", 64)}
+        limits = Limits(call_timeout_s=settings["call_timeout_s"], memory_mb=settings["memory_mb"],
+                        disk_mb=settings.get("disk_mb", Limits.disk_mb))
         return {"id": self.name, "module": module_id, "workspace": workspace,
-                "ref_deps": settings["ref_deps"], "limits": limits, "seed": settings["seed"],
+                "ref_deps": settings["ref_deps"], "limits": limits.to_json(), "seed": settings["seed"],
                 "digest": self.digest}
 
 

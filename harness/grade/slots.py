@@ -56,7 +56,7 @@ def grade_workspace(module_id: str, root: str, ref_deps: bool, limits: dict[str,
     start = time.perf_counter()
     try:
         ws = resolve_workspace(root)
-        request = CheckRequest(module_id, root, "student", ref_deps, None, Limits(**limits),
+        request = CheckRequest(module_id, root, "student", ref_deps, None, Limits.from_json(limits),
                                seed=seed)
         run = run_check(request, ws, tree_digest=digest)
     except HostError as exc:  # the grading machine's failure: graded again next run

@@ -24,7 +24,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,7 @@ from harness.sandbox import proctree
 from harness.sandbox.capture import PAGE_BYTES, read_mirror
 from harness.sandbox.codec import MalformedReply
 from harness.sandbox.fs import remove_tree
+from harness.sandbox.limits import Limits
 from harness.sandbox.protocol import BadMessage, Connection, Died, Hung
 from harness.sandbox.rundirs import (
     remove_cgroup,
@@ -59,24 +59,6 @@ _SIGNAL_HINTS = {
     "SIGKILL": "out of memory, or killed from outside the harness",
     "SIGXFSZ": "the code wrote a file larger than the file size limit",
 }
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one worker may use. Soft = hard, set before the student's code loads."""
-
-    call_timeout_s: float = 10.0  # wall clock per call, enforced by the parent
-    test_timeout_s: float = 120.0  # wall clock for all the calls of one catalog test, likewise
-    memory_mb: int = 4096  # RLIMIT_AS: numpy imports comfortably under 4 GiB
-    cpu_s: int = 600  # RLIMIT_CPU over the worker's whole life: a backstop only
-    output_bytes: int = 65536  # stdout + stderr kept; the rest is counted and cut
-    file_bytes: int = 64 << 20  # RLIMIT_FSIZE
-    max_processes: int = 64  # tasks of the tree: a pids cgroup as root, else RLIMIT_NPROC
-    # Memory of the whole tree, tmpfs and memfds included (a memory cgroup as root): at most this,
-    # and at most memory_mb + disk_mb, so --memory-mb bounds the tree too.
-    tree_memory_mb: int = 2048
-    import_timeout_s: float = 30.0  # interpreter start, numpy and the student's import
-    disk_mb: int = 64  # the run folder, a tmpfs of its own in the worker's view: all it can write
 
 
 def describe_death(returncode: int | None, limits: Limits) -> tuple[str, str]:

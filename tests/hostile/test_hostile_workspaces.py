@@ -458,7 +458,7 @@ import json, sys
 import harness.engine.limits
 from harness.cli import main
 from harness.engine.isolated import Limits
-limits = Limits(**json.loads(sys.argv[1]))
+limits = Limits.from_json(json.loads(sys.argv[1]))
 harness.engine.limits.worker_limits = lambda timeout_s, memory_mb, disk_mb=None: limits
 sys.exit(main(sys.argv[2:]))
 """
