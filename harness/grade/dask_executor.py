@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from harness.engine.course import Module
 
 if TYPE_CHECKING:
-    from harness.grade.slots import SlotPool
+    from harness.grade.slots import SlotPool, SlotRequest
 
 PLUGIN_NAME = "ol-grade-slots"
 
@@ -49,12 +49,14 @@ class SlotKeeper(WorkerPlugin):
             self.pool.close()
 
 
-def grade_shipped(request: dict[str, Any], files: dict[str, bytes], budget: float) -> dict:
+def grade_shipped(request: SlotRequest, files: dict[str, bytes], budget: float) -> dict:
     """On a Dask worker: write the submission to a temporary workspace and grade it in a slot,
     on the cases of the request's ``seed``.
 
     The row names the submission, not the folder it was graded in here, and holds valid text
     only, so it is the row the local executor writes for the same submission."""
+    import dataclasses
+
     from harness.grade.gradebook import clean, renamed
     from harness.grade.slots import SlotPool, materialize
     from harness.sandbox.fs import remove_tree
@@ -73,14 +75,14 @@ def grade_shipped(request: dict[str, Any], files: dict[str, bytes], budget: floa
         root.mkdir()
         materialize(files, root)
         if own:  # called outside a worker that has the plugin: a slot for this call only
-            pool = SlotPool(request["module"], recycle_after=1)
+            pool = SlotPool(request.module, recycle_after=1)
         assert pool is not None, "the worker's pool, or one of this call's own"
-        row = pool.grade(dict(request, workspace=str(root)), budget)
+        row = pool.grade(dataclasses.replace(request, workspace=str(root)), budget)
     finally:
         if own and pool is not None:
             pool.close()
         remove_tree(tmp)
-    return clean(renamed(row, str(root), request["id"]))
+    return clean(renamed(row, str(root), request.id))
 
 
 def run_dask(module: Module, jobs: list, settings: dict[str, Any], scheduler: str | None,

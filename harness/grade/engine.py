@@ -47,6 +47,7 @@ from harness.grade.gradebook import (
     renamed,
 )
 from harness.grade.integrity import identity
+from harness.grade.slots import SlotRequest
 from harness.sandbox.limits import Limits
 from harness.sandbox.staging import stage, text_of_name
 
@@ -68,12 +69,11 @@ class Job:
     identity: dict[str, str] | None = None  # the module file's (``harness.grade.integrity``)
     shape: str = "workspace"  # how it came: workspace, folder, zip, tar.gz, file
 
-    def request(self, module_id: str, settings: dict[str, Any], workspace: str) -> dict[str, Any]:
+    def request(self, module_id: str, settings: dict[str, Any], workspace: str) -> SlotRequest:
         limits = Limits(call_timeout_s=settings["call_timeout_s"], memory_mb=settings["memory_mb"],
                         disk_mb=settings.get("disk_mb", Limits.disk_mb))
-        return {"id": self.name, "module": module_id, "workspace": workspace,
-                "ref_deps": settings["ref_deps"], "limits": limits.to_json(), "seed": settings["seed"],
-                "digest": self.digest}
+        return SlotRequest(self.name, module_id, workspace, bool(settings["ref_deps"]), limits,
+                           settings["seed"], self.digest)
 
 
 @dataclass

@@ -76,11 +76,17 @@ def clean(value: Any) -> Any:
     return value
 
 
-def renamed(row: dict[str, Any], root: str, name: str) -> dict[str, Any]:
-    """``row`` with the folder it was graded in (``root``) named as the submission ``name``:
-    every executor writes the same messages, whatever folder the check ran in."""
-    text = json.dumps(row)  # ASCII: the path's escapes are those of the row's strings
-    return json.loads(text.replace(json.dumps(root)[1:-1], json.dumps(name)[1:-1]))
+def renamed(value: Any, root: str, name: str) -> Any:
+    """``value`` (a row, its run, any plain data) with the folder it was graded in (``root``)
+    named as the submission ``name`` in every string, keys too: every executor writes the same
+    messages, whatever folder the check ran in."""
+    if isinstance(value, str):
+        return value.replace(root, name)
+    if isinstance(value, dict):
+        return {renamed(k, root, name): renamed(v, root, name) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [renamed(v, root, name) for v in value]
+    return value
 
 
 def context_of(module: Module, settings: dict[str, Any]) -> str:

@@ -24,11 +24,14 @@ import os
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.engine.results import missing_confinement
+from harness.fields import from_fields, to_fields
 from harness.paths import REPO_ROOT
+from harness.sandbox.limits import Limits
 
 RECYCLE_AFTER = 100  # submissions per slot process, then a fresh one
 START_TIMEOUT_S = 120.0  # interpreter, numpy, scipy, the catalog: a few seconds on a quiet machine
@@ -37,28 +40,50 @@ OUTPUT_BYTES = 64 << 10  # what a slot printed, kept for the message of its deat
 INTERNAL = "internal"
 
 
+@dataclass(frozen=True)
+class SlotRequest:
+    """One submission for a slot: checked as ``ol check MODULE --workspace WORKSPACE [--ref-deps]
+    --seed SEED`` checks it, under ``limits``. ``id`` names it (the reply carries it back);
+    ``seed`` None: the public cases; ``digest``: the content hash the gradebook records for it,
+    which the tree staged for the check must still have (else the row is an ``error``: what ran
+    is what was hashed). Its JSON (``to_json``) is the message a slot reads."""
+
+    id: str
+    module: str
+    workspace: str
+    ref_deps: bool
+    limits: Limits
+    seed: int | None = None
+    digest: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return to_fields(self)
+
+    @classmethod
+    def from_json(cls, data: Any) -> SlotRequest:
+        """The request ``to_json`` wrote; anything else is a ``harness.fields.FieldError`` of one
+        line."""
+        return from_fields(cls, data)
+
+
 # -- inside a slot ---------------------------------------------------------------------------------
 
-def grade_workspace(module_id: str, root: str, ref_deps: bool, limits: dict[str, Any],
-                    seed: int | None = None, digest: str | None = None) -> dict:
-    """One submission checked as ``ol check MODULE --workspace ROOT [--ref-deps] --seed SEED``
-    checks it (``seed`` None: the public cases); the run in the row records the seed.
-    ``digest``: the content hash the gradebook records for it, which the tree staged for the
-    check must still have (else the row is an ``error``: what ran is what was hashed).
+def grade_workspace(request: SlotRequest) -> dict:
+    """One submission checked as ``request`` says (``SlotRequest``); the run in the row records
+    the seed.
 
     A setup error (``ol check`` exit 2) is the verdict ``error`` with its one-line message.
     """
     from harness.check.engine import CheckRequest, run_check
-    from harness.engine.isolated import Limits
     from harness.engine.workspace import resolve_workspace
     from harness.errors import HarnessError, HostError
 
     start = time.perf_counter()
     try:
-        ws = resolve_workspace(root)
-        request = CheckRequest(module_id, root, "student", ref_deps, None, Limits.from_json(limits),
-                               seed=seed)
-        run = run_check(request, ws, tree_digest=digest)
+        ws = resolve_workspace(request.workspace)
+        check = CheckRequest(request.module, request.workspace, "student", request.ref_deps, None,
+                             request.limits, seed=request.seed)
+        run = run_check(check, ws, tree_digest=request.digest)
     except HostError as exc:  # the grading machine's failure: graded again next run
         return _internal(exc.message)
     except HarnessError as exc:
@@ -134,14 +159,14 @@ def slot_main(module_id: str, parent: int, request_fd: int, reply_fd: int) -> No
 
 
 def _serve(channel: Any) -> None:
-    while (request := channel.recv()) is not None:
+    while (message := channel.recv()) is not None:
+        request = SlotRequest.from_json(message)  # the parent's own: a bad one ends the slot
         try:
-            row = grade_workspace(request["module"], request["workspace"], request["ref_deps"],
-                                  request["limits"], request.get("seed"), request.get("digest"))
+            row = grade_workspace(request)
         except Exception as exc:  # noqa: BLE001 - a harness bug: reported, the slot carries on
             row = {"verdict": INTERNAL, "passed": 0, "failed": 0, "tests": {},
                    "message": f"the harness failed: {type(exc).__name__}: {exc}", "time_s": 0.0}
-        channel.send_text(json.dumps({"op": "graded", "id": request["id"], "row": row},
+        channel.send_text(json.dumps({"op": "graded", "id": request.id, "row": row},
                                      allow_nan=False))
 
 
@@ -198,7 +223,7 @@ class Slot:
         tail = f": {lines[-1][:300]}" if lines else ""
         return f"the grading process exited (status {code}){tail}"
 
-    def grade(self, request: dict[str, Any], budget: float) -> dict[str, Any]:
+    def grade(self, request: SlotRequest, budget: float) -> dict[str, Any]:
         """The gradebook row of one request; a submission past ``budget`` seconds is a ``fail``."""
         from harness.sandbox.protocol import Died, Hung
 
@@ -210,12 +235,12 @@ class Slot:
                 self.ready = True
             start = time.monotonic()
             try:
-                self.conn.send(request, start + budget)
+                self.conn.send(request.to_json(), start + budget)
             except (Hung, Died):
                 raise SlotFailed("the grading process stopped taking requests") from None
             self.used += 1
             reply = self._message(start + budget)
-            if reply.get("op") != "graded" or reply.get("id") != request["id"]:
+            if reply.get("op") != "graded" or reply.get("id") != request.id:
                 raise SlotFailed("the grading process answered another request")
             return reply["row"]
         except TimeoutError:
@@ -259,7 +284,7 @@ class SlotPool:
         self._live: set[Slot] = set()
         self._closed = False
 
-    def grade(self, request: dict[str, Any], budget: float) -> dict[str, Any]:
+    def grade(self, request: SlotRequest, budget: float) -> dict[str, Any]:
         slot = self._take()
         try:
             return slot.grade(request, budget)

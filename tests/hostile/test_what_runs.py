@@ -317,11 +317,12 @@ def test_bombs_are_error_rows_in_ol_grade_and_stay_so(tmp_path):
 
 
 def test_a_slot_grades_only_the_tree_the_gradebook_hashed(tmp_path):
-    from harness.grade.slots import grade_workspace
+    from harness.grade.slots import SlotRequest, grade_workspace
+    from harness.sandbox.limits import Limits
     from harness.sandbox.staging import stage
 
     ws = workspace(tmp_path / "ws")
-    row = grade_workspace("M07.6", str(ws), False, {}, None, "0" * 64)
+    row = grade_workspace(SlotRequest("id", "M07.6", str(ws), False, Limits(), None, "0" * 64))
     assert row["verdict"] == "error", row
     assert row["message"] == f"{ws}/python changed while it was being graded", row
     assert stage(ws).digest != "0" * 64
