@@ -18,6 +18,7 @@ import contextlib
 from typing import TYPE_CHECKING, Any
 
 from harness.engine.course import Module
+from harness.grade.row import GradeRow, SlotReply
 
 if TYPE_CHECKING:
     from harness.grade.slots import SlotPool, SlotRequest
@@ -49,7 +50,7 @@ class SlotKeeper(WorkerPlugin):
             self.pool.close()
 
 
-def grade_shipped(request: SlotRequest, files: dict[str, bytes], budget: float) -> dict:
+def grade_shipped(request: SlotRequest, files: dict[str, bytes], budget: float) -> SlotReply:
     """On a Dask worker: write the submission to a temporary workspace and grade it in a slot,
     on the cases of the request's ``seed``.
 
@@ -57,7 +58,6 @@ def grade_shipped(request: SlotRequest, files: dict[str, bytes], budget: float) 
     only, so it is the row the local executor writes for the same submission."""
     import dataclasses
 
-    from harness.grade.gradebook import clean, renamed
     from harness.grade.slots import SlotPool, materialize
     from harness.sandbox.fs import remove_tree
     from harness.sandbox.rundirs import run_dir
@@ -77,12 +77,12 @@ def grade_shipped(request: SlotRequest, files: dict[str, bytes], budget: float) 
         if own:  # called outside a worker that has the plugin: a slot for this call only
             pool = SlotPool(request.module, recycle_after=1)
         assert pool is not None, "the worker's pool, or one of this call's own"
-        row = pool.grade(dataclasses.replace(request, workspace=str(root)), budget)
+        reply = pool.grade(dataclasses.replace(request, workspace=str(root)), budget)
     finally:
         if own and pool is not None:
             pool.close()
         remove_tree(tmp)
-    return clean(renamed(row, str(root), request.id))
+    return reply.renamed(str(root), request.id).cleaned()
 
 
 def run_dask(module: Module, jobs: list, settings: dict[str, Any], scheduler: str | None,
@@ -105,12 +105,11 @@ def run_dask(module: Module, jobs: list, settings: dict[str, Any], scheduler: st
             for future in as_completed(list(futures)):
                 job = futures[future]
                 try:
-                    row = future.result()
+                    reply = future.result()
                 except Exception as exc:  # noqa: BLE001 - a lost task is the harness's problem
-                    row = {"verdict": "internal", "passed": 0, "failed": 0, "tests": {},
-                           "message": f"the Dask task failed: {type(exc).__name__}: {exc}",
-                           "time_s": 0.0}
-                done(job, row)
+                    reply = SlotReply(GradeRow.internal(
+                        f"the Dask task failed: {type(exc).__name__}: {exc}"))
+                done(job, reply)
         finally:
             with contextlib.suppress(Exception):
                 client.unregister_worker_plugin(PLUGIN_NAME)

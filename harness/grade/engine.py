@@ -44,9 +44,9 @@ from harness.grade.gradebook import (
     open_gradebook,
     read_gradebook,
     refusal_digest,
-    renamed,
 )
 from harness.grade.integrity import identity
+from harness.grade.row import GradeRow, SlotReply
 from harness.grade.slots import SlotRequest
 from harness.sandbox.limits import Limits
 from harness.sandbox.staging import stage, text_of_name
@@ -80,7 +80,7 @@ class Job:
 class Plan:
     jobs: list[Job]
     unchanged: list[str]
-    rejected: list[dict[str, Any]]  # rows decided without a check (not a workspace, too big)
+    rejected: list[GradeRow]  # rows decided without a check (not a workspace, too big)
     skipped: list[dict[str, str]]  # entries of the folder that are no submission, and why
 
 
@@ -108,8 +108,7 @@ def plan(folder: Path, book: Gradebook, staging: Path, module_file: str,
         try:
             staged = stage(path)
         except HostError as exc:  # the machine's failure, not the submission's: no row kept
-            result.rejected.append({**_setup_row(name, "", exc.message), "verdict": "internal",
-                                    "shape": sub.shape})
+            result.rejected.append(GradeRow.internal(exc.message, name, sub.shape))
             continue
         except HarnessError as exc:
             _refused(result, book, name, renamed_text(exc.message, path, name), sub.shape)
@@ -117,7 +116,7 @@ def plan(folder: Path, book: Gradebook, staging: Path, module_file: str,
         ident = identity(staged.files.get(f"python/{module_file}"))
         if book.is_current(name, staged.digest):
             result.unchanged.append(name)
-            book.rows[name]["identity"] = ident  # of this run's Python: ``ast.dump`` changes
+            book.rows[name] = book.rows[name].with_(identity=ident)  # of this run's Python
         else:  # intake took it as a workspace: python/tinyllm is there, and no link (staged)
             result.jobs.append(Job(name, path, staged.digest, staged.files if keep_files else {},
                                    ident, sub.shape))
@@ -130,7 +129,7 @@ def _refused(result: Plan, book: Gradebook, name: str, problem: str, shape: str)
     if book.is_current(name, digest):
         result.unchanged.append(name)
     else:
-        result.rejected.append(_setup_row(name, digest, problem, shape))
+        result.rejected.append(GradeRow.refused(name, digest, problem, shape))
 
 
 def renamed_text(message: str, path: Path, name: str) -> str:
@@ -144,14 +143,9 @@ def shown(path: Path) -> str:
     return clean(str(path))
 
 
-def _setup_row(name: str, digest: str, message: str, shape: str = "workspace") -> dict[str, Any]:
-    return {"submission": name, "content_hash": digest, "verdict": "error", "passed": 0,
-            "failed": 0, "tests": {}, "message": message, "time_s": 0.0, "shape": shape}
-
-
 # -- executors: each calls ``done(job, row)`` in the calling thread as submissions finish -----------
 
-Done = Callable[[Job, dict[str, Any]], None]
+Done = Callable[[Job, SlotReply], None]
 
 
 def run_local(module: Module, jobs: list[Job], settings: dict[str, Any], workers: int,
@@ -224,7 +218,7 @@ class GradeEvents:
     def skipped(self, entries: list[dict[str, str]]) -> None:
         """The entries of the submissions folder that are no submission (``name``, ``why``)."""
 
-    def graded(self, row: dict[str, Any]) -> None:
+    def graded(self, row: GradeRow) -> None:
         """One submission's row of the gradebook, as recorded."""
 
     def finished(self) -> None:
@@ -240,17 +234,16 @@ class GradeOutcome:
     checked: int
     seconds: float
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[GradeRow]:
         return [self.book.rows[n] for n in sorted(self.names) if n in self.book.rows]
 
     def counts(self) -> dict[str, int]:
-        return {v: sum(r["verdict"] == v for r in self.rows())
+        return {v: sum(r.verdict == v for r in self.rows())
                 for v in ("pass", "fail", "error", "internal")}
 
     def unconfined(self) -> dict[str, list[str]]:
         """Per submission of this run whose worker lacked part of the sandbox, what it lacked."""
-        return {r["submission"]: list(r["partial_sandbox"]) for r in self.rows()
-                if r.get("partial_sandbox")}
+        return {r.submission: list(r.partial_sandbox) for r in self.rows() if r.partial_sandbox}
 
     def result_of(self, name: str) -> RunResult | None:
         """The whole run of submission ``name`` as ``runs/NAME.json`` keeps it; for a row with
@@ -260,17 +253,17 @@ class GradeOutcome:
         import json
 
         row = self.book.rows.get(name)
-        if row is None or row["verdict"] == "internal":
+        if row is None or row.verdict == "internal":
             return None
         path = self.book.out / "runs" / run_file_name(name)
-        if row.get("tests"):
+        if row.tests:
             try:
                 return RunResult.from_json(json.loads(path.read_text(encoding="utf-8")), str(path))
             except (OSError, ValueError, HarnessError):
                 return None
         return RunResult(self.book.module, name, f"workspace {name}", (), seed=self.book.seed,
                          not_run=len(self.book.tests),
-                         error=row.get("message") or "the check could not start",
+                         error=row.message or "the check could not start",
                          points={t: self.book.points.get(t, 1.0) for t in self.book.tests})
 
     @property
@@ -411,7 +404,7 @@ def _grade_staged(request: GradeRequest, module: Module, folder: Path, book: Gra
     todo = plan(folder, book, staging, module.file, keep_files=dask)
     book.skipped = todo.skipped
     events.skipped(todo.skipped)
-    names = {*todo.unchanged, *(r["submission"] for r in todo.rejected),
+    names = {*todo.unchanged, *(r.submission for r in todo.rejected),
              *(j.name for j in todo.jobs)}
     workers = request.jobs or os.cpu_count() or 1
     where = (f"Dask scheduler {request.scheduler}" if request.scheduler else
@@ -420,15 +413,14 @@ def _grade_staged(request: GradeRequest, module: Module, folder: Path, book: Gra
                    book.seed, book.replay, resumed)
     for row in todo.rejected:
         book.record(row)
-        events.graded(book.rows[row["submission"]])
+        events.graded(book.rows[row.submission])
 
-    def done(job: Job, row: dict[str, Any]) -> None:
-        row = clean(renamed(row, str(job.path), job.name))  # Dask named it on its worker
-        run = row.pop("run", None)
-        if run is not None:
-            _write_run(book.out, job.name, run)
-        book.record({"submission": job.name, "content_hash": job.digest, "identity": job.identity,
-                     "shape": job.shape, **row})
+    def done(job: Job, reply: SlotReply) -> None:
+        reply = reply.renamed(str(job.path), job.name).cleaned()  # Dask named it on its worker
+        if reply.run is not None:
+            _write_run(book.out, job.name, reply.run)
+        book.record(reply.row.with_(submission=job.name, content_hash=job.digest,
+                                    identity=job.identity, shape=job.shape))
         events.graded(book.rows[job.name])
 
     start = time.perf_counter()

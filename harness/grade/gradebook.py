@@ -38,8 +38,8 @@ from harness.engine.serial import reading, rerun_command, tagged, untag
 from harness.engine.workspace import imports_of
 from harness.errors import HarnessError
 from harness.grade.integrity import flags_of, groups, identity
+from harness.grade.row import GradeRow, clean
 from harness.paths import MUTANTS_DIR, PACKAGE_DIR, REFERENCE_DIR, REFERENCE_PYTHON, REPO_ROOT
-from harness.sandbox.staging import as_text
 
 JSON_NAME, CSV_NAME = "gradebook.json", "gradebook.csv"
 KIND = "ol-gradebook"
@@ -58,35 +58,6 @@ SCORES_COLUMNS = ("submission", "score", "max_score", "verdict")
 def refusal_digest(message: str) -> str:
     """The key of a row whose tree staging refused: the same refusal, the same key."""
     return "refused-" + hashlib.sha256(clean(message).encode("utf-8")).hexdigest()[:48]
-
-
-# -- text that can always be written ---------------------------------------------------------------
-
-def clean(value: Any) -> Any:
-    """``value`` with every string made valid text (``staging.as_text``): a lone surrogate (from
-    an exception message, say) becomes its escape, ``\\ud800``. Dicts, lists and tuples are
-    cleaned throughout; what is valid already is returned as it is, so cleaning twice changes
-    nothing."""
-    if isinstance(value, str):
-        return as_text(value)
-    if isinstance(value, dict):
-        return {clean(k): clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [clean(v) for v in value]
-    return value
-
-
-def renamed(value: Any, root: str, name: str) -> Any:
-    """``value`` (a row, its run, any plain data) with the folder it was graded in (``root``)
-    named as the submission ``name`` in every string, keys too: every executor writes the same
-    messages, whatever folder the check ran in."""
-    if isinstance(value, str):
-        return value.replace(root, name)
-    if isinstance(value, dict):
-        return {renamed(k, root, name): renamed(v, root, name) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [renamed(v, root, name) for v in value]
-    return value
 
 
 def context_of(module: Module, settings: dict[str, Any]) -> str:
@@ -153,7 +124,7 @@ class Gradebook:
     settings: dict[str, Any]
     context: str
     tests: list[str]
-    rows: dict[str, dict[str, Any]] = field(default_factory=dict)
+    rows: dict[str, GradeRow] = field(default_factory=dict)
     points: dict[str, float] = field(default_factory=dict)  # per test; a test not named: 1
     reference: dict[str, str] | None = None  # the reference module file's identity (integrity)
     stub: dict[str, str] | None = None  # the stub's (``ol start``): never flagged
@@ -190,26 +161,24 @@ class Gradebook:
     def is_current(self, name: str, digest: str) -> bool:
         """Whether ``name`` with content ``digest`` is graded under this context already."""
         row = self.rows.get(name)
-        return (row is not None and row.get("content_hash") == digest
-                and row.get("context") == self.context and row.get("verdict") != "internal")
+        return (row is not None and row.content_hash == digest and row.context == self.context
+                and row.verdict != "internal")
 
-    def record(self, row: dict[str, Any]) -> None:
+    def record(self, row: GradeRow) -> None:
         """Add or replace the row of one submission, then write both files. Its ``score`` is its
         run's (none for a row without one: an error, a refusal, 0) of the catalog's points."""
-        row = clean(dict({"pitfalls": [], "shape": "workspace", "identity": None, "score": 0}, **row,
-                         max_score=points_value(self.max_score), context=self.context,
-                         graded_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-                         seed=self.seed))
-        self.rows[row["submission"]] = row
+        row = row.with_(max_score=self.max_score, context=self.context,
+                        graded_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                        seed=self.seed).cleaned()
+        self.rows[row.submission] = row
         self.save()
 
     def flag(self) -> None:
         """Set every row's integrity ``flags`` (``harness.grade.integrity``): against the
         reference and against the other rows, so a row's flags follow the whole gradebook."""
-        found = flags_of({n: r.get("identity") for n, r in self.rows.items()}, self.reference,
-                         self.stub)
-        for name, row in self.rows.items():
-            row["flags"] = found.get(name, [])
+        found = flags_of({n: r.identity for n, r in self.rows.items()}, self.reference, self.stub)
+        self.rows = {name: row.with_(flags=tuple(found.get(name, [])))
+                     for name, row in self.rows.items()}
 
     def to_json(self) -> dict[str, Any]:
         return tagged("Gradebook", FORMAT_VERSION, {
@@ -223,17 +192,17 @@ class Gradebook:
             "replay": self.replay,
             "context": self.context,
             "tests": self.tests,
-            "counts": {v: sum(r["verdict"] == v for r in self.rows.values()) for v in VERDICTS},
+            "counts": {v: sum(r.verdict == v for r in self.rows.values()) for v in VERDICTS},
             "points": {t: points_value(self.points.get(t, 1.0)) for t in self.tests},
             "max_score": points_value(self.max_score),
             "reference": self.reference,
             "stub": self.stub,
             "skipped": self.skipped,
-            "identical": groups({n: r.get("flags", []) for n, r in self.rows.items()}),
+            "identical": groups({n: list(r.flags) for n, r in self.rows.items()}),
             # Rows whose worker lacked part of the sandbox (docs/isolation.md), and what it lacked.
-            "partial_sandbox": {name: self.rows[name]["partial_sandbox"]
-                                for name in sorted(self.rows) if self.rows[name].get("partial_sandbox")},
-            "submissions": [self.rows[name] for name in sorted(self.rows)],
+            "partial_sandbox": {name: list(self.rows[name].partial_sandbox or ())
+                                for name in sorted(self.rows) if self.rows[name].partial_sandbox},
+            "submissions": [self.rows[name].to_json() for name in sorted(self.rows)],
         })
 
     @classmethod
@@ -246,7 +215,7 @@ class Gradebook:
         with reading("Gradebook", source, rerun):
             return cls(Path(d["out"]) if out is None else out, d["module"], d["submissions_dir"],
                        dict(d["settings"]), d["context"], list(d["tests"]),
-                       {r["submission"]: dict(r) for r in d["submissions"]},
+                       {r["submission"]: GradeRow.from_json(r) for r in d["submissions"]},
                        points={str(k): float(v) for k, v in d.get("points", {}).items()},
                        reference=d.get("reference"), stub=d.get("stub"),
                        skipped=list(d.get("skipped", [])))
@@ -257,15 +226,13 @@ class Gradebook:
         writer.writerow([*FIXED_COLUMNS, *self.tests])
         for name in sorted(self.rows):
             row = self.rows[name]
-            outcomes = row.get("tests", {})
-            writer.writerow([_cell(row["submission"]), row["verdict"], row.get("passed", 0),
-                             row.get("failed", 0), row.get("score", ""), row.get("max_score", ""),
-                             f"{row.get('time_s', 0.0):.2f}",
-                             _cell(row.get("message", "")), row.get("content_hash", ""),
-                             row.get("graded_at", ""), _seed_cell(row.get("seed")),
-                             pitfalls_cell(row.get("pitfalls", [])),
-                             flags_cell(row.get("flags", [])), row.get("shape", "workspace"),
-                             *(outcomes.get(t, "") for t in self.tests)])
+            max_score = "" if row.max_score is None else points_value(row.max_score)
+            writer.writerow([_cell(row.submission), row.verdict, row.passed, row.failed,
+                             points_value(row.score), max_score, f"{row.time_s:.2f}",
+                             _cell(row.message), row.content_hash, row.graded_at or "",
+                             _seed_cell(row.seed), pitfalls_cell(list(row.pitfalls)),
+                             flags_cell(list(row.flags)), row.shape,
+                             *(row.tests.get(t, "") for t in self.tests)])
         return buf.getvalue()
 
     def to_scores_csv(self) -> str:
@@ -276,8 +243,9 @@ class Gradebook:
         writer.writerow(SCORES_COLUMNS)
         for name in sorted(self.rows):
             row = self.rows[name]
-            writer.writerow([_cell(row["submission"]), row.get("score", 0),
-                             row.get("max_score", points_value(self.max_score)), row["verdict"]])
+            max_score = self.max_score if row.max_score is None else row.max_score
+            writer.writerow([_cell(row.submission), points_value(row.score),
+                             points_value(max_score), row.verdict])
         return buf.getvalue()
 
     def save(self) -> None:
@@ -327,7 +295,7 @@ class Record:
     """What a gradebook on disk holds that a run continues: its seed and its rows."""
 
     seed: int | None  # None: the public cases (and every gradebook written before seeds)
-    rows: dict[str, dict[str, Any]]
+    rows: dict[str, GradeRow]
 
 
 def open_gradebook(out: Path, module: Module, submissions_dir: Path, settings: dict[str, Any],
@@ -356,7 +324,7 @@ def read_gradebook(out: Path, module: Module) -> Record | None:
         if (not isinstance(data, dict) or data.get("kind") != KIND
                 or not isinstance(data.get("submissions"), list)):
             raise ValueError("not an ol gradebook")
-        rows = {r["submission"]: r for r in data["submissions"]
+        rows = {r["submission"]: GradeRow.from_json(r) for r in data["submissions"]
                 if isinstance(r, dict) and r.get("verdict") in VERDICTS}
         seed = data.get("seed")  # absent: written before seeds were recorded, on the public cases
         if seed is not None and not is_run_seed(seed):

@@ -28,8 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.engine.results import missing_confinement
+from harness.engine.results import RunResult
 from harness.fields import from_fields, to_fields
+from harness.grade.row import GradeRow, SlotReply
 from harness.paths import REPO_ROOT
 from harness.sandbox.limits import Limits
 
@@ -37,7 +38,6 @@ RECYCLE_AFTER = 100  # submissions per slot process, then a fresh one
 START_TIMEOUT_S = 120.0  # interpreter, numpy, scipy, the catalog: a few seconds on a quiet machine
 MAX_REPLY = 64 << 20
 OUTPUT_BYTES = 64 << 10  # what a slot printed, kept for the message of its death
-INTERNAL = "internal"
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ class SlotRequest:
 
 # -- inside a slot ---------------------------------------------------------------------------------
 
-def grade_workspace(request: SlotRequest) -> dict:
+def grade_workspace(request: SlotRequest) -> SlotReply:
     """One submission checked as ``request`` says (``SlotRequest``); the run in the row records
     the seed.
 
@@ -85,46 +85,34 @@ def grade_workspace(request: SlotRequest) -> dict:
                              request.limits, seed=request.seed)
         run = run_check(check, ws, tree_digest=request.digest)
     except HostError as exc:  # the grading machine's failure: graded again next run
-        return _internal(exc.message)
+        return SlotReply(GradeRow.internal(exc.message))
     except HarnessError as exc:
-        return {"verdict": "error", "passed": 0, "failed": 0, "tests": {},
-                "message": exc.message, "time_s": time.perf_counter() - start}
-    return row_of_run(run.to_json(), time.perf_counter() - start)
+        return SlotReply(GradeRow.setup_error(exc.message, time.perf_counter() - start))
+    return reply_of_run(run, time.perf_counter() - start)
 
 
-def row_of_run(run: dict[str, Any], seconds: float) -> dict[str, Any]:
-    """The gradebook fields of one run: verdict, counts, outcome per test, first failure."""
-    failures = [t for t in run["tests"] if t["outcome"] != "passed"]
-    message = ""
-    if failures:
-        first = failures[0]
-        headline = (first["message"].strip().splitlines() or [first["outcome"]])[0]
-        more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
-        message = f"{first['name']}: {headline[:300]}{more}"
-    return {"verdict": run["verdict"], "passed": run["passed"], "failed": run["failed"],
-            "score": run["score"],  # the run's own (``RunResult.score``: course.toml's points)
-            "tests": {t["name"]: t["outcome"] for t in run["tests"]}, "message": message,
-            "time_s": seconds, "run": run, "pitfalls": mistakes_of(run),
-            # What of the sandbox its worker lacked (docs/isolation.md); empty when complete.
-            "partial_sandbox": missing_confinement(run.get("confinement"))}
+def reply_of_run(run: RunResult, seconds: float) -> SlotReply:
+    """The gradebook row of one run (verdict, counts, outcome per test, first failure, mistakes,
+    what of the sandbox its worker lacked), and the run itself."""
+    return SlotReply(GradeRow.graded(run, seconds, mistakes_of(run)), run.to_json())
 
 
-def mistakes_of(run: dict[str, Any]) -> list[dict[str, Any]]:
+def mistakes_of(run: RunResult) -> list[dict[str, Any]]:
     """The mistakes a failing run's diagnosis names, best first: per entry its kind, its pitfall
     and label (and the others that answer alike), what the pitfall is in a line, and the
     diagnosis's own sentence. What the instructor's class view counts (#26 item 2)."""
     from harness.engine.course import load_course
 
-    module = load_course().module(run["module"])
+    module = load_course().module(run.module)
     out = []
-    for d in run.get("diagnosis", []) or []:
-        pitfall = d.get("pitfall")
-        also = [p for p in d.get("also", []) if isinstance(p, int)]
-        out.append({"kind": d.get("kind", ""), "pitfall": pitfall,
+    for d in run.diagnosis:
+        pitfall = d.pitfall
+        also = [p for p in d.also if isinstance(p, int)]
+        out.append({"kind": d.kind, "pitfall": pitfall,
                     "label": module.pitfall_label(pitfall) if pitfall is not None else "",
                     "also": also, "also_labels": [module.pitfall_label(p) for p in also],
                     "pitfall_text": module.pitfall_text(pitfall) if pitfall is not None else "",
-                    "text": d.get("text", "")})
+                    "text": d.text})
     return out
 
 
@@ -162,11 +150,10 @@ def _serve(channel: Any) -> None:
     while (message := channel.recv()) is not None:
         request = SlotRequest.from_json(message)  # the parent's own: a bad one ends the slot
         try:
-            row = grade_workspace(request)
+            reply = grade_workspace(request)
         except Exception as exc:  # noqa: BLE001 - a harness bug: reported, the slot carries on
-            row = {"verdict": INTERNAL, "passed": 0, "failed": 0, "tests": {},
-                   "message": f"the harness failed: {type(exc).__name__}: {exc}", "time_s": 0.0}
-        channel.send_text(json.dumps({"op": "graded", "id": request.id, "row": row},
+            reply = SlotReply(GradeRow.internal(f"the harness failed: {type(exc).__name__}: {exc}"))
+        channel.send_text(json.dumps({"op": "graded", "id": request.id, "reply": reply.to_json()},
                                      allow_nan=False))
 
 
@@ -223,7 +210,7 @@ class Slot:
         tail = f": {lines[-1][:300]}" if lines else ""
         return f"the grading process exited (status {code}){tail}"
 
-    def grade(self, request: SlotRequest, budget: float) -> dict[str, Any]:
+    def grade(self, request: SlotRequest, budget: float) -> SlotReply:
         """The gradebook row of one request; a submission past ``budget`` seconds is a ``fail``."""
         from harness.sandbox.protocol import Died, Hung
 
@@ -242,18 +229,16 @@ class Slot:
             reply = self._message(start + budget)
             if reply.get("op") != "graded" or reply.get("id") != request.id:
                 raise SlotFailed("the grading process answered another request")
-            return reply["row"]
+            return SlotReply.from_json(reply["reply"])
         except TimeoutError:
             self.kill()
             if not self.ready:
-                return _internal(f"the grading process did not start within {START_TIMEOUT_S:g} s")
-            return {"verdict": "fail", "passed": 0, "failed": 0, "tests": {},
-                    "message": f"the check did not finish within the submission's budget of "
-                               f"{budget:g} s (--submission-timeout); it was stopped",
-                    "time_s": time.monotonic() - start}
-        except (SlotFailed, OSError, KeyError, TypeError) as exc:
+                return SlotReply(GradeRow.internal(
+                    f"the grading process did not start within {START_TIMEOUT_S:g} s"))
+            return SlotReply(GradeRow.past_budget(budget, time.monotonic() - start))
+        except (SlotFailed, OSError, KeyError, TypeError, ValueError) as exc:
             self.kill()
-            return _internal(str(exc) or type(exc).__name__)
+            return SlotReply(GradeRow.internal(str(exc) or type(exc).__name__))
 
     def kill(self, release: bool = True) -> None:
         """The slot, its isolated workers and whatever they started: killed, reaped, removed
@@ -268,11 +253,6 @@ class Slot:
         self.kill()
 
 
-def _internal(message: str) -> dict[str, Any]:
-    return {"verdict": INTERNAL, "passed": 0, "failed": 0, "tests": {}, "message": message,
-            "time_s": 0.0}
-
-
 class SlotPool:
     """Idle slots shared by threads: each ``grade`` takes one (or starts one) and gives it back."""
 
@@ -284,7 +264,7 @@ class SlotPool:
         self._live: set[Slot] = set()
         self._closed = False
 
-    def grade(self, request: SlotRequest, budget: float) -> dict[str, Any]:
+    def grade(self, request: SlotRequest, budget: float) -> SlotReply:
         slot = self._take()
         try:
             return slot.grade(request, budget)

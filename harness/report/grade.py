@@ -9,6 +9,7 @@ from typing import Any, Self, TextIO
 from harness.engine.results import score_text
 from harness.grade.engine import GradeEvents, GradeOutcome, shown
 from harness.grade.gradebook import clean
+from harness.grade.row import GradeRow
 from harness.report.progress import Progress
 
 
@@ -71,20 +72,20 @@ class GradeProgress(GradeEvents):
         for entry in entries:
             say(f"ol: skipped {entry['name']}: {entry['why']}", sys.stderr)
 
-    def graded(self, row: dict[str, Any]) -> None:
+    def graded(self, row: GradeRow) -> None:
         self.done += 1
         width = len(str(self.total))
-        if row["verdict"] in ("pass", "fail") and row.get("tests"):
-            score = score_text(row.get("score", row["passed"]),
-                               row.get("max_score", row["passed"] + row["failed"]))
-            what = (f"{row['passed']:>3} passed, {row['failed']:>3} failed  score {score:>5}  "
-                    f"{row['time_s']:6.1f} s")
-            what += f"  {row['message'][:100]}" if row.get("message") else ""
+        if row.verdict in ("pass", "fail") and row.tests:
+            max_score = row.passed + row.failed if row.max_score is None else row.max_score
+            score = score_text(row.score, max_score)
+            what = (f"{row.passed:>3} passed, {row.failed:>3} failed  score {score:>5}  "
+                    f"{row.time_s:6.1f} s")
+            what += f"  {row.message[:100]}" if row.message else ""
         else:
-            what = row.get("message", "")[:160]
-        say(f"  [{self.done:>{width}}/{self.total}] {row['submission']:<20} {row['verdict']:<8} "
+            what = row.message[:160]
+        say(f"  [{self.done:>{width}}/{self.total}] {row.submission:<20} {row.verdict:<8} "
             f"{what}".rstrip())
-        self.progress.update(self.done, self.total, shown(Path(str(row["submission"]))))
+        self.progress.update(self.done, self.total, shown(Path(row.submission)))
 
     def finished(self) -> None:
         self.progress.close()
@@ -98,7 +99,7 @@ def summary(outcome: GradeOutcome) -> None:
     if outcome.checked:
         rate = outcome.checked / outcome.seconds * 60 if outcome.seconds > 0 else 0.0
         say(f"checked {outcome.checked} in {outcome.seconds:.1f} s ({rate:.1f} submissions/minute)")
-    flagged = sum(bool(r.get("flags")) for r in rows)
+    flagged = sum(bool(r.flags) for r in rows)
     if flagged:
         say(f"{count(flagged, 'submission')} flagged identical to the reference or another "
             "(information, not a verdict: report.md)")

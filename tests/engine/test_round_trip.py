@@ -32,6 +32,7 @@ from harness.engine.workspace import Workspace
 from harness.errors import HarnessError
 from harness.gate.engine import GateResult, ModuleGate, run_gate
 from harness.grade.gradebook import JSON_NAME, Gradebook, read_gradebook
+from harness.grade.row import GradeRow
 from harness.lab.engine import NOT_RUN, LabResult
 from harness.own_tests.engine import MineResult, run_mine
 from harness.paths import REFERENCE_DIR, REPO_ROOT
@@ -158,7 +159,7 @@ def test_a_gradebook_round_trips_from_the_file_it_writes(tmp_path):
     assert main(["grade", "M07.6", str(folder), "--out", str(out), "--seed", "public"]) == 0
     path = out / JSON_NAME
     book = read_result(path, Gradebook)
-    assert book.out == out and {r["verdict"] for r in book.rows.values()} == {"pass", "fail"}
+    assert book.out == out and {r.verdict for r in book.rows.values()} == {"pass", "fail"}
     assert book.to_json() == json.loads(path.read_text(encoding="utf-8"))
     assert Gradebook.from_json(json.loads(json_text(book.to_json()))) == book
     assert book.rows == read_gradebook(out, M07_6).rows  # what ``ol grade`` continues from
@@ -233,7 +234,7 @@ def _small() -> dict[type, object]:
         MutmutAudit: _mutmut_audit(),
         PowerAudit: _power_audit(),
         Gradebook: Gradebook(Path("/book"), "M07.6", "/subs", {"seed": None}, "ctx", ["test_a"],
-                             {"alice": {"submission": "alice", "verdict": "pass"}},
+                             {"alice": GradeRow(submission="alice", verdict="pass")},
                              points={"test_a": 2.5}, reference={"bytes": "b", "tree": "t"},
                              stub={"bytes": "s", "tree": ""},
                              skipped=[{"name": "notes.txt", "why": "not a submission"}]),

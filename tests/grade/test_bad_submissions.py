@@ -17,6 +17,7 @@ import pytest
 
 from harness.cli import main
 from harness.grade.gradebook import CSV_NAME, JSON_NAME, Gradebook
+from harness.grade.row import GradeRow
 from harness.paths import REFERENCE_DIR
 from harness.sandbox.fs import remove_tree
 from harness.sandbox.staging import MAX_DEPTH
@@ -259,9 +260,9 @@ def test_both_executors_write_the_same_rows(tmp_path, capsys):
 
 def test_the_gradebook_writes_any_text(tmp_path):
     book = Gradebook(tmp_path / "book", "M07.6", os.fsdecode(b"/subs-\xff"), {}, "ctx", ["t"])
-    book.record({"submission": os.fsdecode(b"sub-\xfe"), "verdict": "fail", "passed": 0,
-                 "failed": 1, "tests": {"t": "failed"}, "message": "raised ValueError: \ud800",
-                 "time_s": 1.0, "content_hash": "x"})
+    book.record(GradeRow(submission=os.fsdecode(b"sub-\xfe"), verdict="fail", passed=0,
+                         failed=1, tests={"t": "failed"}, message="raised ValueError: \ud800",
+                         time_s=1.0, content_hash="x"))
     saved = json.loads(book.json_path.read_text(encoding="utf-8"))
     assert_text(saved)
     row = saved["submissions"][0]

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from harness.fields import FieldError
-from harness.grade.gradebook import renamed
+from harness.grade.row import renamed
 from harness.grade.slots import SlotRequest
 from harness.sandbox.limits import Limits
 

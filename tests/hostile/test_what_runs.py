@@ -322,7 +322,7 @@ def test_a_slot_grades_only_the_tree_the_gradebook_hashed(tmp_path):
     from harness.sandbox.staging import stage
 
     ws = workspace(tmp_path / "ws")
-    row = grade_workspace(SlotRequest("id", "M07.6", str(ws), False, Limits(), None, "0" * 64))
-    assert row["verdict"] == "error", row
-    assert row["message"] == f"{ws}/python changed while it was being graded", row
+    row = grade_workspace(SlotRequest("id", "M07.6", str(ws), False, Limits(), None, "0" * 64)).row
+    assert row.verdict == "error", row
+    assert row.message == f"{ws}/python changed while it was being graded", row
     assert stage(ws).digest != "0" * 64

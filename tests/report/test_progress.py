@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.grade.row import GradeRow
 from harness.report.progress import Progress, interactive, progress_printer
 
 needs_rich = pytest.mark.skipif(importlib.util.find_spec("rich") is None,
@@ -126,8 +127,8 @@ def test_a_label_from_a_submission_is_shown_not_obeyed(monkeypatch):
 
 # -- the commands' progress -------------------------------------------------------------------
 
-ROW = {"submission": "alice", "verdict": "pass", "tests": 20, "passed": 20, "failed": 0,
-       "score": 25, "max_score": 25, "time_s": 1.25, "message": ""}
+ROW = GradeRow(submission="alice", verdict="pass", tests={f"t{i}": "passed" for i in range(20)},
+               passed=20, failed=0, score=25, max_score=25, time_s=1.25, message="")
 
 
 @needs_rich
@@ -139,8 +140,8 @@ def test_grade_keeps_its_lines_and_draws_the_bar_on_a_terminal(capsys):
         events.planned("M07.6", Path("/subs"), 2, 0, 2, "4 processes", None,
                        "ol check M07.6 --workspace /subs/NAME --seed public", False)
         events.graded(ROW)
-        events.graded({**ROW, "submission": "bob", "verdict": "error", "tests": 0,
-                       "message": "no python/ folder"})
+        events.graded(ROW.with_(submission="bob", verdict="error", tests={},
+                                message="no python/ folder"))
         events.finished()
     assert capsys.readouterr().out.splitlines() == [
         ("ol grade M07.6: 2 submissions in /subs; 0 unchanged since graded, 2 to check on "

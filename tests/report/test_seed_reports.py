@@ -22,6 +22,7 @@ from harness.engine.results import Kind, Outcome, RunResult, TestResult
 from harness.engine.seeding import replay_command
 from harness.gate.engine import GateResult, ModuleGate
 from harness.grade.gradebook import CSV_NAME, Gradebook
+from harness.grade.row import GradeRow
 from harness.lab.engine import LabResult, MutantRow
 from harness.report.common import cases_line, run_cases_line, run_replay
 from harness.report.gate import to_gate_json, to_gate_junit, to_gate_markdown
@@ -200,9 +201,9 @@ def test_a_lab_on_the_public_cases_says_so():
 def test_the_gradebook_records_its_seed_in_the_json_every_row_and_a_csv_column(tmp_path):
     book = Gradebook(tmp_path / "book", "M07.6", "/subs", {"ref_deps": False, "seed": SEED},
                      "ctx", ["test_hand_example"])
-    book.record({"submission": "alice", "verdict": "pass", "passed": 1, "failed": 0,
-                 "tests": {"test_hand_example": "passed"}, "message": "", "time_s": 1.0,
-                 "content_hash": "h"})
+    book.record(GradeRow(submission="alice", verdict="pass", passed=1, failed=0,
+                         tests={"test_hand_example": "passed"}, message="", time_s=1.0,
+                         content_hash="h"))
     doc = json.loads(book.json_path.read_text())
     assert (doc["seed"], doc["settings"]["seed"], doc["cases"]) == (SEED, SEED,
                                                                     f"hidden cases of seed {SEED}")
@@ -215,8 +216,8 @@ def test_the_gradebook_records_its_seed_in_the_json_every_row_and_a_csv_column(t
 
 def test_a_public_gradebook_says_public_in_its_csv():
     book = Gradebook(Path("/nowhere"), "M07.6", "/subs", {"ref_deps": True, "seed": None}, "ctx", [])
-    book.rows["bob"] = {"submission": "bob", "verdict": "error", "seed": None}
-    book.rows["old"] = {"submission": "old", "verdict": "error"}  # a row from before seeds
+    book.rows["bob"] = GradeRow(submission="bob", verdict="error", seed=None)
+    book.rows["old"] = GradeRow.from_json({"submission": "old", "verdict": "error"})  # before seeds
     rows = list(csv.DictReader(io.StringIO(book.to_csv())))
     assert [r["seed"] for r in rows] == ["public", "public"]
     assert book.to_json()["replay"] == "ol check M07.6 --workspace /subs/NAME --ref-deps --seed public"
