@@ -31,7 +31,7 @@ from harness.engine.requests import (
     LabRequest,
     OwnTestsRequest,
 )
-from harness.engine.seeding import FRESH
+from harness.engine.seeding import FRESH, Seed
 
 if TYPE_CHECKING:
     from harness.audit.mutmut_result import MutmutAudit
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FRESH", "AuditRequest", "CheckEvents", "CheckRequest", "CheckStart", "GateRequest",
-    "GateStart", "GradeRequest", "LabRequest", "OwnTestsRequest", "audit_mutmut", "audit_power",
+    "GateStart", "GradeRequest", "LabRequest", "OwnTestsRequest", "Seed", "audit_mutmut", "audit_power",
     "check", "check_error", "gate", "grade", "lab", "own_tests", "with_request",
 ]
 

@@ -19,7 +19,7 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness.check.engine import check_passes_store, record_pass, run_check
+from harness.check.engine import check_passes_store, record_pass, run_check, run_seed
 from harness.engine.course import load_course
 from harness.engine.requests import CheckRequest
 from harness.engine.results import RunResult, TestResult
@@ -43,12 +43,17 @@ class CheckStart:
         return target_label(self.request, str(self.workspace.root) if self.workspace else None)
 
     @property
+    def seed(self) -> int | None:
+        """The run seed of the cases; None: the public cases."""
+        return run_seed(self.request)
+
+    @property
     def replay(self) -> str | None:
         """The ``ol check`` that runs the same cases again; None on the public cases."""
-        if self.request.seed is None:
+        if self.seed is None:
             return None
         root = str(self.workspace.root) if self.workspace is not None else None
-        return check_replay(self.request.module_id, self.target, root, self.request.seed,
+        return check_replay(self.request.module_id, self.target, root, self.seed,
                             self.request.ref_deps, self.request.pattern)
 
 
@@ -138,5 +143,5 @@ def error_result(request: CheckRequest, workspace: str | None, message: str) -> 
     target = {"student": f"workspace {workspace}", "reference": "reference"}.get(
         request.target, f"mutant {request.target}")
     return RunResult(request.module_id, workspace or "", target, (),
-                     seed=request.seed, ref_deps=request.ref_deps, pattern=request.pattern,
+                     seed=run_seed(request), ref_deps=request.ref_deps, pattern=request.pattern,
                      not_run=len(points), error=message, points=points)

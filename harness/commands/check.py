@@ -130,7 +130,7 @@ def _head(module: Module, start: CheckStart, width: int | None = None) -> None:
             + (" with the reference dependencies" if request.ref_deps else ""), width)
     else:
         out(f"ol check {module.id}: target {request.target}", width)
-    out(cases_line(request.seed, start.replay), width)
+    out(cases_line(start.seed, start.replay), width)
 
 
 def _line_printer(module: Module, verbose: int = 0,

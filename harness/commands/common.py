@@ -6,9 +6,8 @@ import argparse
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal, overload
 
-from harness.engine.seeding import FRESH, PUBLIC
+from harness.engine.seeding import FRESH, PUBLIC, PUBLIC_CASES, Seed
 from harness.errors import HarnessError
 from harness.paths import PACKAGE_DIR, REFERENCE_PYTHON
 
@@ -30,17 +29,14 @@ def text_width(args: argparse.Namespace) -> int | None:
     return None if getattr(args, "wide", False) else columns()
 
 
-@overload
-def seed_option(args: argparse.Namespace, fresh: Literal[False]) -> int | None: ...
-@overload
-def seed_option(args: argparse.Namespace, fresh: Literal[True]) -> int | str | None: ...
-def seed_option(args: argparse.Namespace, fresh: bool) -> int | str | None:
-    """``--seed`` as a request takes it: a run seed, None for ``public``, and when it is not given
-    ``FRESH`` (``ol gate``, ``ol grade``) or None, the public cases (``ol check``, ``ol lab``)."""
+def seed_option(args: argparse.Namespace, fresh: bool) -> Seed:
+    """``--seed`` as a request takes it: ``Seed(N)``, ``Seed()`` for ``public``, and when it is
+    not given ``FRESH`` (``ol gate``, ``ol grade``) or ``Seed()``, the public cases (``ol check``,
+    ``ol lab``)."""
     given = getattr(args, "seed", None)
     if given is None:
-        return FRESH if fresh else None
-    return None if given == PUBLIC else given
+        return FRESH if fresh else PUBLIC_CASES
+    return PUBLIC_CASES if given == PUBLIC else Seed.of(given, fresh=False)
 
 
 def worker_limits_of(args: argparse.Namespace):

@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     if folder is not None:
         check_report_paths([("--out", str(folder / f"lab-{module.id}.json"))])
     out(f"ol lab {module.id}: the catalog against the reference and every mutant")
-    out(lab_cases_line(module.id, request.seed))
+    out(lab_cases_line(module.id, request.seed.number))
     with progress_printer(f"lab {module.id}", "mutants") as progress:
         result = api.lab(request, progress)
     paths = write_lab_reports(result, folder)

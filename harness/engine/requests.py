@@ -17,7 +17,7 @@ from harness.engine.limits import (
     check_seconds,
     worker_limits,
 )
-from harness.engine.seeding import FRESH, check_request_seed
+from harness.engine.seeding import FRESH, PUBLIC_CASES, Seed
 from harness.errors import HarnessError
 
 if TYPE_CHECKING:
@@ -29,7 +29,8 @@ class CheckRequest:
     """``ol check``: the catalog of ``module_id`` against one target.
 
     ``target`` is ``"student"`` (the workspace, in an isolated worker), ``"reference"`` or a
-    mutant id (in this process). ``seed``: None for the public cases, or a run seed.
+    mutant id (in this process). ``seed``: the public cases (``Seed()``, the default) or a run
+    seed's (``Seed(N)``); an int or None is taken as one (``Seed.of``); never ``FRESH``.
     """
 
     module_id: str
@@ -39,11 +40,11 @@ class CheckRequest:
     pattern: str | None = None  # -k: only tests whose name contains it
     limits: Limits | None = None  # the worker's (student) or each test's (in-process) limits
     diagnose: bool = True  # after a failure, name the known mistake the code behaves like
-    seed: int | None = None
+    seed: Seed | int | None = None
     maxfail: int | None = None  # stop after this many failed tests (None: run them all)
 
     def __post_init__(self) -> None:
-        check_request_seed(self.seed, fresh=False)
+        object.__setattr__(self, "seed", Seed.of(self.seed, fresh=False).number)
         if self.target != "student" and (self.workspace is not None or self.ref_deps):
             raise HarnessError(f"--workspace and --ref-deps only apply to --target student, not "
                                f"{self.target}", "drop one of them")
@@ -63,14 +64,14 @@ class LabRequest:
     module_id: str
     jobs: int | None = None  # None: every core
     exhaustive: bool = False  # run every cell, also those the coverage knows the outcome of
-    seed: int | None = None
+    seed: Seed = PUBLIC_CASES
     cache: str = "off"  # "use" | "fresh" | "off"
     executor: str = "local"  # "local" | "dask"
     scheduler: str | None = None  # a Dask scheduler's address
 
     def __post_init__(self) -> None:
         check_jobs(self.jobs)
-        check_request_seed(self.seed, fresh=False)
+        object.__setattr__(self, "seed", Seed.of(self.seed, fresh=False))
         if self.cache not in ("use", "fresh", "off"):
             raise HarnessError(f"the lab's cache must be use, fresh or off, got {self.cache!r}",
                                "e.g. --fresh (run every cell again)")
@@ -113,10 +114,10 @@ class GateRequest:
     milestone: str
     workspace: str | None = None
     ref_deps: bool = False
-    seed: int | str | None = FRESH  # FRESH: draw one; None: the public cases
+    seed: Seed = FRESH  # FRESH: draw one when the gate starts
 
     def __post_init__(self) -> None:
-        check_request_seed(self.seed, fresh=True)
+        object.__setattr__(self, "seed", Seed.of(self.seed, fresh=True))
 
 
 @dataclass(frozen=True)
@@ -133,12 +134,13 @@ class GradeRequest:
     timeout_s: float | None = None
     memory_mb: int | None = None
     submission_timeout_s: float | None = None  # None: the default (600 s)
-    seed: int | str | None = FRESH  # FRESH: the gradebook's own, else a fresh one
+    seed: Seed | int | None = FRESH  # FRESH: the gradebook's own, else a fresh one
     disk_mb: int | None = None  # the worker's run folder (a tmpfs); None: the default (64)
 
     def __post_init__(self) -> None:
         check_jobs(self.jobs)
-        check_request_seed(self.seed, fresh=True)
+        wanted = Seed.of(self.seed, fresh=True)
+        object.__setattr__(self, "seed", FRESH if wanted.fresh else wanted.number)
         if self.executor not in ("local", "dask"):
             raise HarnessError(f"--executor must be local or dask, got {self.executor!r}",
                                "e.g. --executor dask")

@@ -16,17 +16,72 @@ their named alpha (their false-alarm rate over seeds is measured by ``ol audit -
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import hashlib
 import secrets
 import shlex
 from collections.abc import Iterator
+from dataclasses import dataclass
 
-PUBLIC = "public"
-FRESH = "fresh"  # in a request: draw a fresh run seed when the run starts (gate, grade)
+PUBLIC = "public"  # the word --seed takes for the public cases
 MAX_SEED = 2**63 - 1
 HINT = "e.g. --seed 1234, or --seed public for the public cases"
 
-_run_seed: int | None = None
+
+@dataclass(frozen=True)
+class Seed:
+    """The cases a request asks for: the public ones (``Seed()``), the hidden cases of run seed
+    ``N`` (``Seed(N)``), or those of a fresh run seed drawn when the run starts (``FRESH``: what
+    ``ol gate`` and ``ol grade`` run by default).
+
+    A request takes a ``Seed``; an int (a run seed) or None (the public cases) is taken as one
+    too (``Seed.of``). The run seed itself, once drawn, is an int or None (``drawn``)."""
+
+    number: int | None = None  # the run seed; None: the public cases (or FRESH's, not drawn yet)
+    fresh: bool = False
+
+    def __post_init__(self) -> None:
+        if self.fresh and self.number is not None:
+            raise ValueError("a fresh seed has no number until it is drawn")
+        if self.number is not None and not is_run_seed(self.number):
+            raise _bad_seed(self.number)
+
+    @classmethod
+    def of(cls, given: object, fresh: bool) -> Seed:
+        """``given`` as a request's seed: a ``Seed``, a run seed, None (the public cases), or
+        ``FRESH`` (or the word ``"fresh"``) where ``fresh`` allows it; anything else is the
+        one-line error ``--seed`` gives."""
+        if isinstance(given, Seed) and (fresh or not given.fresh):
+            return given
+        if given is None:
+            return PUBLIC_CASES
+        if is_run_seed(given):
+            return cls(given)  # type: ignore[arg-type]
+        if fresh and given == FRESH_WORD:
+            return FRESH
+        raise _bad_seed(FRESH_WORD if given == FRESH else given)
+
+    @property
+    def public(self) -> bool:
+        """Whether the run uses the public cases."""
+        return self.number is None and not self.fresh
+
+    def drawn(self) -> int | None:
+        """The run seed: this one's number, a fresh one drawn now if it is ``FRESH``, None for
+        the public cases."""
+        return fresh_seed() if self.fresh else self.number
+
+    def __str__(self) -> str:
+        return FRESH_WORD if self.fresh else seed_text(self.number)
+
+
+FRESH_WORD = "fresh"
+PUBLIC_CASES = Seed()
+FRESH = Seed(fresh=True)  # in a request: draw a fresh run seed when the run starts (gate, grade)
+
+# The run seed in force: set for the duration of one catalog run (``cases_from``), read by the
+# catalog through ``case_seed``; a context variable, so that a thread or task sees only its own.
+_RUN_SEED: contextvars.ContextVar[int | None] = contextvars.ContextVar("ol_run_seed", default=None)
 
 
 def fresh_seed() -> int:
@@ -39,23 +94,22 @@ def is_run_seed(value: object) -> bool:
     return type(value) is int and 0 <= value <= MAX_SEED
 
 
-def check_request_seed(seed: object, fresh: bool) -> None:
-    """A request's seed: a run seed, None (the public cases), or ``FRESH`` where ``fresh``
-    allows it; anything else is the one-line error ``--seed`` gives."""
-    if seed is None or is_run_seed(seed) or (fresh and seed == FRESH):
-        return
+def _bad_seed(value: object) -> Exception:
     from harness.errors import HarnessError
 
-    raise HarnessError(f"--seed must be 'public' or an integer from 0 to {MAX_SEED}, got {seed!r}",
-                       HINT)
+    return HarnessError(f"--seed must be 'public' or an integer from 0 to {MAX_SEED}, got {value!r}",
+                        HINT)
 
 
-def resolve_seed(seed: int | str | None) -> int | None:
-    """The run seed of a request: ``FRESH`` drawn now, else the seed itself (None: public)."""
-    if seed == FRESH:
-        return fresh_seed()
-    check_request_seed(seed, fresh=False)
-    return seed  # type: ignore[return-value]
+def check_request_seed(seed: object, fresh: bool) -> None:
+    """A request's seed: a ``Seed``, a run seed, None (the public cases), or ``FRESH`` where
+    ``fresh`` allows it; anything else is the one-line error ``--seed`` gives."""
+    Seed.of(seed, fresh)
+
+
+def resolve_seed(seed: object) -> int | None:
+    """The run seed of a request's seed: ``FRESH`` drawn now, else its number (None: public)."""
+    return Seed.of(seed, fresh=True).drawn()
 
 
 def parse_seed(text: str) -> int | None:
@@ -78,28 +132,28 @@ def describe(seed: int | None) -> str:
 
 def current() -> int | None:
     """The run seed in force (None: the public cases)."""
-    return _run_seed
+    return _RUN_SEED.get()
 
 
 @contextlib.contextmanager
 def cases_from(seed: int | None) -> Iterator[None]:
     """Run the enclosed catalog code on the cases of ``seed`` (None: the public cases)."""
-    global _run_seed
     if seed is not None and not is_run_seed(seed):
         raise ValueError(f"a run seed is a non-negative integer, got {seed!r}")
-    before, _run_seed = _run_seed, seed
+    token = _RUN_SEED.set(seed)
     try:
         yield
     finally:
-        _run_seed = before
+        _RUN_SEED.reset(token)
 
 
 def case_seed(public: int, family: str) -> int:
     """The seed of one family of randomised cases: ``public`` under the public cases, else a
     64-bit seed derived from the run seed and ``family`` (distinct families, independent cases)."""
-    if _run_seed is None:
+    run = _RUN_SEED.get()
+    if run is None:
         return public
-    digest = hashlib.sha256(f"ol-cases:{_run_seed}:{family}".encode()).digest()
+    digest = hashlib.sha256(f"ol-cases:{run}:{family}".encode()).digest()
     return int.from_bytes(digest[:8], "little")
 
 

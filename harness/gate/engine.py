@@ -172,9 +172,8 @@ class GateStart:
     @property
     def seed(self) -> int | None:
         """The run seed of every module's cases; None: the public cases."""
-        seed = self.request.seed
-        assert seed is None or isinstance(seed, int), "a gate starts on a drawn seed"
-        return seed
+        assert not self.request.seed.fresh, "a gate starts on a drawn seed"
+        return self.request.seed.number
 
     @property
     def replay(self) -> str:
@@ -269,11 +268,11 @@ def gate(request: GateRequest, on_module: Callable[[ModuleGate], None] | None = 
     ``on_start`` (raising there stops the gate), then every module (``run_gate``)."""
     import dataclasses
 
-    from harness.engine.seeding import resolve_seed
+    from harness.engine.seeding import Seed
     from harness.engine.workspace import resolve_workspace
 
     ws = resolve_workspace(request.workspace)
-    request = dataclasses.replace(request, seed=resolve_seed(request.seed))
+    request = dataclasses.replace(request, seed=Seed(request.seed.drawn()))  # once, for all
     if on_start is not None:
         on_start(GateStart(request, ws))
     return run_gate(request, ws, on_module)
@@ -283,9 +282,7 @@ def run_gate(request: GateRequest, ws: Workspace,
              on_module: Callable[[ModuleGate], None] | None = None) -> GateResult:
     """Every module of the request's milestone in dependency order, each on the cases of its
     seed (drawn now if it is ``FRESH``; None: the public cases); blocked ones are not run."""
-    from harness.engine.seeding import resolve_seed
-
-    milestone, ref_deps, seed = request.milestone, request.ref_deps, resolve_seed(request.seed)
+    milestone, ref_deps, seed = request.milestone, request.ref_deps, request.seed.drawn()
     course = load_course()
     start = time.perf_counter()
     done: dict[str, ModuleGate] = {}

@@ -274,7 +274,8 @@ def run_lab(request: LabRequest, progress: Callable[[int, int, str], None] | Non
     writes. The matrix is the same in all three. ``executor`` "dask" runs the mutants on a Dask
     cluster (``scheduler``, else a local one of ``jobs`` workers) instead of forked processes.
     """
-    module_id, jobs, exhaustive, seed = request.module_id, request.jobs, request.exhaustive, request.seed
+    module_id, jobs, exhaustive = request.module_id, request.jobs, request.exhaustive
+    seed = request.seed.number
     start = time.perf_counter()
     module = load_course().module(module_id)
     mutants = load_mutants(module_id)

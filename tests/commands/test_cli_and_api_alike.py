@@ -88,7 +88,7 @@ def test_the_api_tells_what_it_resolved_before_the_run_and_a_lost_record_as_a_wa
     assert result.verdict == "pass"
     (_, found), (_, start), (_, why) = seen
     assert found == Workspace(ws.resolve()) and start.workspace == found
-    assert start.request.seed == 9 and start.records_pass
+    assert start.seed == 9 and start.records_pass
     assert start.replay == f"ol check M06.3 --workspace {ws.resolve()} --seed 9" == result.replay
     assert ".ol is a symbolic link" in why and not (tmp_path / "passes.json").exists()
 
@@ -146,5 +146,5 @@ def test_the_gates_fresh_seed_is_drawn_behind_the_api_and_told_before_a_module_r
     with pytest.raises(HarnessError, match="stopped by the caller"):
         api.gate(api.GateRequest("MS-P6", workspace=str(ws)), on_start=stop)
     (start,) = seen
-    assert drawn == [4242] and start.request.seed == 4242 and start.workspace.root == ws.resolve()
+    assert drawn == [4242] and start.seed == 4242 and start.workspace.root == ws.resolve()
     assert start.replay == f"ol gate MS-P6 --workspace {ws.resolve()} --seed 4242"

@@ -22,7 +22,7 @@ from harness.cli import main
 from harness.engine import seeding
 from harness.engine.requests import GateRequest, LabRequest
 from harness.engine.results import RunResult
-from harness.engine.seeding import resolve_seed
+from harness.engine.seeding import Seed, resolve_seed
 from harness.errors import HarnessError
 from harness.paths import REFERENCE_PYTHON
 
@@ -127,13 +127,29 @@ def test_a_request_or_a_namespace_built_otherwise_is_checked_too():
         with pytest.raises(HarnessError, match="--seed must be 'public' or an integer"):
             CheckRequest("M07.6", target="reference", seed=bad)
     assert CheckRequest("M07.6", seed=2**63 - 1).seed == 2**63 - 1
-    assert seed_option(argparse.Namespace(seed=None), fresh=False) is None
-    assert seed_option(argparse.Namespace(seed="public"), fresh=True) is None
-    assert seed_option(argparse.Namespace(seed=5), fresh=False) == 5
+    assert seed_option(argparse.Namespace(seed=None), fresh=False) == Seed()
+    assert seed_option(argparse.Namespace(seed="public"), fresh=True) == Seed()
+    assert seed_option(argparse.Namespace(seed=5), fresh=False) == Seed(5)
     assert seed_option(argparse.Namespace(seed=None), fresh=True) == FRESH
     with pytest.raises(HarnessError, match="got 'five'"):  # a Namespace built otherwise
         GateRequest("MS-P6", seed=seed_option(argparse.Namespace(seed="five"), fresh=True))
     assert isinstance(resolve_seed(FRESH), int)
+
+
+def test_the_run_seed_is_a_context_variable_not_a_module_global():
+    import threading
+
+    seen: list = []
+    with seeding.cases_from(SEED):
+        other = threading.Thread(target=lambda: seen.append(seeding.current()))
+        other.start()
+        other.join()
+        assert seeding.current() == SEED
+    assert seen == [None]  # another thread is on its own cases, not on this run's
+    assert seeding.current() is None
+    assert not [name for name, value in vars(seeding).items()
+                if name.startswith("_") and isinstance(value, int | type(None))
+                and not name.startswith("__")]
 
 
 # -- ol check ------------------------------------------------------------------------------------
