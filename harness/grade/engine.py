@@ -34,7 +34,7 @@ from typing import Any
 from harness.engine.course import Module, load_course
 from harness.engine.requests import GradeRequest
 from harness.engine.results import RunResult
-from harness.engine.seeding import FRESH
+from harness.engine.seeding import Seed
 from harness.errors import EXIT_INTERNAL, EXIT_PASS, HarnessError, HostError
 from harness.grade.gradebook import (
     JSON_NAME,
@@ -303,11 +303,11 @@ def run_grade(request: GradeRequest, events: GradeEvents | None = None) -> Grade
            else default_reports_dir() / f"grade-{module.id}-{folder.name}")
     check_out(out, folder)
     tests = [info.name for info, _ in collect(module)]
-    given = request.seed != FRESH
-    asked = request.seed if given else None
+    wanted = Seed.of(request.seed, fresh=True)
+    given, asked = not wanted.fresh, wanted.number
     with locked(out):
         record = read_gradebook(out, module)
-        seed = seed_of_run(record, given, asked, out)  # type: ignore[arg-type]
+        seed = seed_of_run(record, given, asked, out)
         settings = dict(settings, seed=seed)
         book = open_gradebook(out, module, folder, settings, tests, record)
         return _grade(request, module, folder, book, settings, events or GradeEvents(),

@@ -75,6 +75,7 @@ def grade_workspace(request: SlotRequest) -> SlotReply:
     A setup error (``ol check`` exit 2) is the verdict ``error`` with its one-line message.
     """
     from harness.check.engine import CheckRequest, run_check
+    from harness.engine.seeding import Seed
     from harness.engine.workspace import resolve_workspace
     from harness.errors import HarnessError, HostError
 
@@ -82,7 +83,7 @@ def grade_workspace(request: SlotRequest) -> SlotReply:
     try:
         ws = resolve_workspace(request.workspace)
         check = CheckRequest(request.module, request.workspace, "student", request.ref_deps, None,
-                             request.limits, seed=request.seed)
+                             request.limits, seed=Seed(request.seed))
         run = run_check(check, ws, tree_digest=request.digest)
     except HostError as exc:  # the grading machine's failure: graded again next run
         return SlotReply(GradeRow.internal(exc.message))
