@@ -135,13 +135,6 @@ def open_target(request: CheckRequest, ws: Workspace | None) -> Iterator[Target]
         yield target
 
 
-def run_seed(request: CheckRequest) -> int | None:
-    """The run seed of a check's cases (None: the public cases)."""
-    from harness.engine.seeding import Seed
-
-    return Seed.of(request.seed, fresh=False).number
-
-
 def run_check(request: CheckRequest, ws: Workspace | None,
               on_result: Callable[[TestResult], None] | None = None,
               tree_digest: str | None = None) -> RunResult:
@@ -154,7 +147,7 @@ def run_check(request: CheckRequest, ws: Workspace | None,
             request.limits, "test_timeout_s", IN_PROCESS_TEST_LIMIT_S)
         recorder = Recorder() if request.diagnose else None
         result = run_catalog(module, target, label, request.pattern, limit, on_result, recorder,
-                             seed=run_seed(request), maxfail=request.maxfail)
+                             seed=request.seed.number, maxfail=request.maxfail)
         target.recorder = None
         confinement = getattr(target, "confinement", None) if request.target == "student" else None
         if recorder is not None and result.failed and result.tests:

@@ -19,7 +19,7 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness.check.engine import check_passes_store, record_pass, run_check, run_seed
+from harness.check.engine import check_passes_store, record_pass, run_check
 from harness.engine.course import load_course
 from harness.engine.requests import CheckRequest
 from harness.engine.results import RunResult, TestResult
@@ -45,7 +45,7 @@ class CheckStart:
     @property
     def seed(self) -> int | None:
         """The run seed of the cases; None: the public cases."""
-        return run_seed(self.request)
+        return self.request.seed.number
 
     @property
     def replay(self) -> str | None:
@@ -143,5 +143,5 @@ def error_result(request: CheckRequest, workspace: str | None, message: str) -> 
     target = {"student": f"workspace {workspace}", "reference": "reference"}.get(
         request.target, f"mutant {request.target}")
     return RunResult(request.module_id, workspace or "", target, (),
-                     seed=run_seed(request), ref_deps=request.ref_deps, pattern=request.pattern,
+                     seed=request.seed.number, ref_deps=request.ref_deps, pattern=request.pattern,
                      not_run=len(points), error=message, points=points)

@@ -40,11 +40,11 @@ class CheckRequest:
     pattern: str | None = None  # -k: only tests whose name contains it
     limits: Limits | None = None  # the worker's (student) or each test's (in-process) limits
     diagnose: bool = True  # after a failure, name the known mistake the code behaves like
-    seed: Seed | int | None = None
+    seed: Seed = PUBLIC_CASES
     maxfail: int | None = None  # stop after this many failed tests (None: run them all)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "seed", Seed.of(self.seed, fresh=False).number)
+        object.__setattr__(self, "seed", Seed.of(self.seed, fresh=False))
         if self.target != "student" and (self.workspace is not None or self.ref_deps):
             raise HarnessError(f"--workspace and --ref-deps only apply to --target student, not "
                                f"{self.target}", "drop one of them")
@@ -134,13 +134,12 @@ class GradeRequest:
     timeout_s: float | None = None
     memory_mb: int | None = None
     submission_timeout_s: float | None = None  # None: the default (600 s)
-    seed: Seed | int | None = FRESH  # FRESH: the gradebook's own, else a fresh one
+    seed: Seed = FRESH  # FRESH: the gradebook's own, else a fresh one
     disk_mb: int | None = None  # the worker's run folder (a tmpfs); None: the default (64)
 
     def __post_init__(self) -> None:
         check_jobs(self.jobs)
-        wanted = Seed.of(self.seed, fresh=True)
-        object.__setattr__(self, "seed", FRESH if wanted.fresh else wanted.number)
+        object.__setattr__(self, "seed", Seed.of(self.seed, fresh=True))
         if self.executor not in ("local", "dask"):
             raise HarnessError(f"--executor must be local or dask, got {self.executor!r}",
                                "e.g. --executor dask")

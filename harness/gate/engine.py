@@ -251,7 +251,9 @@ def check_one(module: Module, ws: Workspace, ref_deps: bool, seed: int | None = 
     problem = catalog_problem(module)
     if problem is not None:
         return ModuleGate(module.id, module.title, "error", message=problem)
-    request = CheckRequest(module.id, str(ws.root), "student", ref_deps, None, None, seed=seed)
+    from harness.engine.seeding import Seed
+
+    request = CheckRequest(module.id, str(ws.root), "student", ref_deps, None, None, seed=Seed(seed))
     try:
         run = run_check(request, ws)
     except HarnessError as exc:

@@ -126,7 +126,7 @@ def test_a_request_or_a_namespace_built_otherwise_is_checked_too():
     for bad in (-1, 2**63, 1.0, True, "3"):
         with pytest.raises(HarnessError, match="--seed must be 'public' or an integer"):
             CheckRequest("M07.6", target="reference", seed=bad)
-    assert CheckRequest("M07.6", seed=2**63 - 1).seed == 2**63 - 1
+    assert CheckRequest("M07.6", seed=2**63 - 1).seed == Seed(2**63 - 1)
     assert seed_option(argparse.Namespace(seed=None), fresh=False) == Seed()
     assert seed_option(argparse.Namespace(seed="public"), fresh=True) == Seed()
     assert seed_option(argparse.Namespace(seed=5), fresh=False) == Seed(5)
@@ -134,6 +134,21 @@ def test_a_request_or_a_namespace_built_otherwise_is_checked_too():
     with pytest.raises(HarnessError, match="got 'five'"):  # a Namespace built otherwise
         GateRequest("MS-P6", seed=seed_option(argparse.Namespace(seed="five"), fresh=True))
     assert isinstance(resolve_seed(FRESH), int)
+
+
+def test_a_requests_seed_is_a_type_of_its_own_public_fresh_or_a_number():
+    from harness.engine.seeding import FRESH
+
+    assert CheckRequest("M07.6").seed == Seed() and Seed().public and str(Seed()) == "public"
+    assert CheckRequest("M07.6", seed=Seed(5)).seed == CheckRequest("M07.6", seed=5).seed == Seed(5)
+    assert LabRequest("M07.6", seed=None).seed == Seed() and str(Seed(5)) == "5"
+    assert GateRequest("MS-P6").seed == GateRequest("MS-P6", seed="fresh").seed == FRESH
+    assert str(FRESH) == "fresh" and not FRESH.public and FRESH.number is None
+    assert Seed(5).drawn() == 5 and Seed().drawn() is None and isinstance(FRESH.drawn(), int)
+    with pytest.raises(HarnessError, match="--seed must be 'public' or an integer .* got -1"):
+        Seed(-1)
+    with pytest.raises(HarnessError, match="got 'fresh'"):  # a check draws no seed of its own
+        CheckRequest("M07.6", seed=FRESH)
 
 
 def test_the_run_seed_is_a_context_variable_not_a_module_global():
