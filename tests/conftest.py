@@ -166,3 +166,16 @@ def _make_special(path: Path, kind: str) -> Path:
 def special_file():
     """``special_file(path, kind)``: see ``_make_special``."""
     return _make_special
+
+
+@pytest.fixture
+def run_ol(tmp_path):
+    """``run_ol(*args, timeout=..., peak=..., watch=..., limit_as=..., env=...)``: ``ol ARGS`` run
+    as its users run it (a fresh process from the checkout, a session and a TMPDIR of its own,
+    killed past its time-out), bound to the test's ``tmp_path``; ``tests/olrun.py`` says what it
+    returns. The one way the tests start ol as a process."""
+    from functools import partial
+
+    from olrun import ol
+
+    return partial(ol, tmp_path)

@@ -21,13 +21,12 @@ import os
 import secrets
 import shutil
 import signal
-import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
 
 import pytest
+from olrun import Ol
 
 from harness.errors import EXIT_PARTIAL  # -k: a partial run, none failed
 from harness.paths import REPO_ROOT
@@ -38,9 +37,6 @@ ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(not ROOT, reason="the worker's namespaces need root here")
 RUN_BOUND_S = 120.0  # any single ol command here takes a few seconds; past this it hangs
 ESC = "\x1b"
-LIMITED = ("import os, resource, sys; n = int(sys.argv[1]); "
-           "resource.setrlimit(resource.RLIMIT_AS, (n, n)); "
-           "os.execv(sys.executable, [sys.executable, '-m', 'harness', *sys.argv[2:]])")
 
 
 # -- helpers -------------------------------------------------------------------------------------
@@ -57,50 +53,8 @@ def workspace(root: Path, extra: str, init: str = "") -> Path:
     return root
 
 
-class Ol:
-    """One ol command: started in a session of its own, TMPDIR private, killed if it overruns."""
-
-    def __init__(self, tmp_path: Path, *args: str, limit_as: int | None = None) -> None:
-        self.tmp = tmp_path / f"tmp-{secrets.token_hex(3)}"
-        self.tmp.mkdir()
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-        env.update(TMPDIR=str(self.tmp), PYTHONDONTWRITEBYTECODE="1")
-
-        command = [sys.executable, "-m", "harness", *args]
-        if limit_as is not None:  # an address-space limit on ol itself, set before it execs
-            command = [sys.executable, "-c", LIMITED, str(limit_as), *args]
-        self.start = time.monotonic()
-        self.proc = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, start_new_session=True)
-        self.out = self.err = ""
-        self.rc: int | None = None
-
-    def wait(self, timeout: float = RUN_BOUND_S) -> Ol:
-        try:
-            out, err = self.proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            out, err = self.proc.communicate()
-        self.out, self.err = out.decode(errors="replace"), err.decode(errors="replace")
-        self.rc = self.proc.returncode
-        self.elapsed = time.monotonic() - self.start
-        return self
-
-    def kill(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-
-    def left(self) -> list[str]:
-        """What ol left in its TMPDIR."""
-        return sorted(os.listdir(self.tmp))
-
-    @property
-    def text(self) -> str:
-        return f"rc={self.rc}\n--- stdout ---\n{self.out[-3000:]}\n--- stderr ---\n{self.err[-3000:]}"
-
-
 def ol(tmp_path: Path, *args: str, **kwargs) -> Ol:
-    return Ol(tmp_path, *args, **kwargs).wait()
+    return Ol(tmp_path, *args, **kwargs).wait(RUN_BOUND_S)
 
 
 def check(tmp_path: Path, ws: Path, *extra: str, timeout: str = "3", **kwargs) -> Ol:

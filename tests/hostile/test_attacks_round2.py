@@ -14,28 +14,21 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from olrun import Ol
 
 from harness.paths import REPO_ROOT as REPO
 
 pytestmark = pytest.mark.slow
-PYTHON = Path(sys.executable)
 DATA = Path(__file__).resolve().parent / "round2"  # the attackers' suites and module tails
 BOUND_S = 240
 OLX = re.compile(r"OLX(.*?)OLX", re.S)
 
 
-def ol(tmp: Path, *args: str) -> subprocess.CompletedProcess:
-    run_tmp = tmp / "oltmp"
-    run_tmp.mkdir(exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    env.update(TMPDIR=str(run_tmp), PYTHONDONTWRITEBYTECODE="1")
-    return subprocess.run([str(PYTHON), "-m", "harness", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=BOUND_S)
+def ol(tmp: Path, *args: str) -> Ol:
+    return Ol(tmp, *args).wait(BOUND_S)
 
 
 def mine(tmp: Path, files: dict[str, str], jobs: str = "2") -> dict:
@@ -45,7 +38,7 @@ def mine(tmp: Path, files: dict[str, str], jobs: str = "2") -> dict:
         (suite / name).write_text(text)
     report = tmp / "mine.json"
     run = ol(tmp, "tests", "M07.6", "--mine", str(suite), "--json", str(report), "--jobs", jobs)
-    assert report.exists(), f"no report (exit {run.returncode})\n{run.stdout[-2000:]}{run.stderr[-2000:]}"
+    assert report.exists(), f"no report (exit {run.rc})\n{run.out[-2000:]}{run.err[-2000:]}"
     return json.loads(report.read_text())
 
 
@@ -57,7 +50,7 @@ def check(tmp: Path, appended: str, *extra: str, killed_ok: bool = False) -> lis
     report = tmp / "check.json"
     run = ol(tmp, "check", "M07.6", "--workspace", str(ws), "--json", str(report),
              "--timeout", "10", *extra)
-    assert report.exists(), f"no report (exit {run.returncode})\n{run.stdout[-2000:]}{run.stderr[-2000:]}"
+    assert report.exists(), f"no report (exit {run.rc})\n{run.out[-2000:]}{run.err[-2000:]}"
     data = json.loads(report.read_text())
     found = [json.loads(m) for t in data["tests"] for m in OLX.findall(t.get("message", ""))]
     if killed_ok and not found:  # the worker's memory cgroup: its OOM killer took the worker

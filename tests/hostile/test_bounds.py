@@ -13,20 +13,15 @@ suite for ``--mine``), runs ``ol`` as a subprocess with a ``TMPDIR`` of its own 
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
 import secrets
 import shutil
-import signal
-import subprocess
-import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
+from olrun import Ol
 
 from harness.paths import REPO_ROOT
 
@@ -45,46 +40,9 @@ def workspace(root: Path, module: str, extra: str) -> Path:
     return root
 
 
-class Ol:
-    """One ol command, in a session of its own with a private TMPDIR; its peak resident memory
-    (``VmHWM``) read while it runs; killed if it overruns."""
-
-    def __init__(self, tmp_path: Path, *args: str) -> None:
-        self.tmp = tmp_path / f"tmp-{secrets.token_hex(3)}"
-        self.tmp.mkdir()
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith("PYTHON") and k != "GITHUB_STEP_SUMMARY"}
-        env.update(TMPDIR=str(self.tmp), PYTHONDONTWRITEBYTECODE="1")
-        self.start = time.monotonic()
-        self.proc = subprocess.Popen([sys.executable, "-m", "harness", *args], cwd=REPO_ROOT,
-                                     env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     start_new_session=True)
-        self.peak_kb = 0
-
-    def wait(self, timeout: float = RUN_BOUND_S) -> Ol:
-        status = Path(f"/proc/{self.proc.pid}/status")
-        while self.proc.poll() is None and time.monotonic() - self.start < timeout:
-            with contextlib.suppress(OSError, ValueError, IndexError):
-                for line in status.read_text().splitlines():
-                    if line.startswith("VmHWM:"):
-                        self.peak_kb = max(self.peak_kb, int(line.split()[1]))
-            time.sleep(0.02)
-        if self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-        out, err = self.proc.communicate()
-        self.out, self.err = out.decode(errors="replace"), err.decode(errors="replace")
-        self.rc = self.proc.returncode
-        self.elapsed = time.monotonic() - self.start
-        return self
-
-    @property
-    def text(self) -> str:
-        return f"rc={self.rc}\n--- stdout ---\n{self.out[-3000:]}\n--- stderr ---\n{self.err[-3000:]}"
-
-
 def ol(tmp_path: Path, *args: str) -> Ol:
-    return Ol(tmp_path, *args).wait()
+    """``ol ARGS`` with its peak resident memory (``VmHWM``) read while it runs."""
+    return Ol(tmp_path, *args, peak=True).wait(RUN_BOUND_S)
 
 
 def check(tmp_path: Path, module: str, ws: Path, *extra: str) -> tuple[Ol, dict[str, dict]]:

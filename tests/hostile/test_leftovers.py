@@ -11,12 +11,11 @@ import os
 import secrets
 import shutil
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from olrun import Ol
 
 from harness.errors import EXIT_PARTIAL  # -k: a partial run, none failed
 from harness.paths import REPO_ROOT
@@ -76,10 +75,9 @@ def workspace(root: Path, extra: str) -> Path:
     return root
 
 
-def ol(*args: str, tmp: Path, **kwargs) -> subprocess.Popen:
-    env = {**os.environ, "TMPDIR": str(tmp)}
-    return subprocess.Popen([sys.executable, "-m", "harness", *args], cwd=REPO_ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
+def ol(*args: str, tmp: Path) -> Ol:
+    """``ol ARGS`` started (not waited for) with ``tmp`` as its TMPDIR, shared between runs."""
+    return Ol(tmp, *args, shared_tmp=True)
 
 
 def ipc_keys(kind: str) -> set[int]:
@@ -119,8 +117,7 @@ def test_ipc_objects_keys_and_a_deep_tree_are_gone_after_the_check(tmp_path):
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     done = ol("check", "M07.6", "--workspace", str(ws), "-k", "test_hand_example", tmp=tmp)
-    out, err = done.communicate(timeout=120)
-    assert done.returncode == EXIT_PARTIAL, (out.decode(), err.decode())
+    assert done.wait(120).rc == EXIT_PARTIAL, done.text
     for kind in ("shm", "msg", "sem"):
         assert key not in ipc_keys(kind), kind
     assert not mq_exists(f"/ol-leak-{key}")
@@ -181,15 +178,14 @@ def test_after_sigkill_the_next_run_leaves_nothing_of_the_killed_one(tmp_path, c
                 "--jobs", "2", "--timeout", "60"]
     victim = ol(*args, tmp=tmp)
     _wait_for("ol-worker-*/ol-hanging", tmp)
-    victim.send_signal(signal.SIGKILL)
-    victim.communicate(timeout=30)
+    victim.proc.send_signal(signal.SIGKILL)
+    victim.wait(30)
     assert _settle(tmp) == set(), "the killed run's processes die with it"
     assert ol_entries(tmp), "the killed run left its folders (the sweep has work to do)"
     # The next run of ol sweeps what the dead one left: folders, cgroups.
     again = ol("check", "M07.6", "--workspace", str(REPO_ROOT / "reference"), "-k",
                "test_hand_example", tmp=tmp)
-    out, err = again.communicate(timeout=120)
-    assert again.returncode == EXIT_PARTIAL, (out.decode(), err.decode())
+    assert again.wait(120).rc == EXIT_PARTIAL, again.text
     assert ol_entries(tmp) == []
     # (Other ol processes on the machine may have cgroups of their own meanwhile.)
-    assert {c for c in ol_cgroups() - cgroups_before if f"-{victim.pid}." in c} == set()
+    assert {c for c in ol_cgroups() - cgroups_before if f"-{victim.proc.pid}." in c} == set()

@@ -41,7 +41,6 @@ import base64
 import contextlib
 import csv
 import ctypes
-import dataclasses
 import fcntl
 import glob
 import hashlib
@@ -52,7 +51,6 @@ import secrets
 import shutil
 import socket
 import stat
-import subprocess
 import sys
 import textwrap
 import threading
@@ -62,6 +60,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from olrun import Ol
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).resolve().parent / "view_attacks"
@@ -187,67 +186,18 @@ def rejection_sample(p, q, m, rng, max_tries=10000):
 
 # -- running ol ----------------------------------------------------------------------------------
 
-@dataclasses.dataclass
-class Run:
-    rc: int | None
-    out: str
-    err: str
-    wall_s: float
-    tmp: Path  # ol's TMPDIR
-    samples: list
-
-    @property
-    def text(self) -> str:
-        return self.out + "\n" + self.err
-
-
-def new_tmp(tmp_path: Path) -> Path:
-    tmp = tmp_path / f"oltmp-{secrets.token_hex(3)}"
-    tmp.mkdir()
-    return tmp
-
-
 def ol(tmp: Path, *args: str, watch: Callable[[], object] | None = None,
-       bound: float = RUN_BOUND_S) -> Run:
-    """``ol ARGS`` from the checkout with ``TMPDIR=tmp``; ``watch`` is called every 50 ms while
-    it runs (from the host: what the sandbox cannot fake) and what it returns is kept."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    env.update(TMPDIR=str(tmp), PYTHONDONTWRITEBYTECODE="1")
-    start = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "harness", *args], cwd=REPO_ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-    samples: list = []
-    stop = threading.Event()
-
-    def watcher() -> None:
-        while not stop.is_set():
-            with contextlib.suppress(Exception):
-                value = watch()
-                if value:
-                    samples.append(value)
-            stop.wait(0.05)
-
-    thread = threading.Thread(target=watcher, daemon=True) if watch else None
-    if thread:
-        thread.start()
-    try:
-        out, err = proc.communicate(timeout=bound)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, 9)
-        out, err = proc.communicate()
-    finally:
-        stop.set()
-        if thread:
-            thread.join()
-    return Run(proc.returncode, out, err, time.monotonic() - start, tmp, samples)
+       bound: float = RUN_BOUND_S) -> Ol:
+    """``ol ARGS`` from the checkout with a TMPDIR of its own under ``tmp``; ``watch`` is called
+    every 50 ms while it runs (from the host: what the sandbox cannot fake) and what it returns
+    is kept (``samples``)."""
+    return Ol(tmp, *args, watch=watch).wait(bound)
 
 
-def check(tmp_path: Path, ws: Path, *extra: str, watch=None, bound: float = RUN_BOUND_S) -> tuple[Run, dict]:
+def check(tmp_path: Path, ws: Path, *extra: str, watch=None, bound: float = RUN_BOUND_S) -> tuple[Ol, dict]:
     """``ol check M07.6 --workspace WS --ref-deps --timeout 3 --json F``, and the report."""
     report = tmp_path / f"check-{secrets.token_hex(3)}.json"
-    run = ol(new_tmp(tmp_path), "check", "M07.6", "--workspace", str(ws), "--ref-deps",
+    run = ol(tmp_path, "check", "M07.6", "--workspace", str(ws), "--ref-deps",
              "--timeout", TIMEOUT, "--no-diagnosis", "--json", str(report), *extra, watch=watch,
              bound=bound)
     assert run.wall_s < bound, f"ol check ran past {bound} s and was killed\n{run.text[-3000:]}"
@@ -256,9 +206,9 @@ def check(tmp_path: Path, ws: Path, *extra: str, watch=None, bound: float = RUN_
 
 
 def grade(tmp_path: Path, subs: Path, *extra: str, watch=None, out: Path | None = None
-          ) -> tuple[Run, Path]:
+          ) -> tuple[Ol, Path]:
     out = out or tmp_path / f"gradebook-{secrets.token_hex(3)}"
-    run = ol(new_tmp(tmp_path), "grade", "M07.6", str(subs), "--out", str(out), "--timeout",
+    run = ol(tmp_path, "grade", "M07.6", str(subs), "--out", str(out), "--timeout",
              TIMEOUT, "--ref-deps", *extra, watch=watch)
     assert run.wall_s < RUN_BOUND_S, f"ol grade ran past {RUN_BOUND_S} s\n{run.text[-3000:]}"
     assert run.rc == 0, f"ol grade failed as a run (exit {run.rc})\n{run.text[-3000:]}"
@@ -584,13 +534,13 @@ def test_proc_is_of_its_own_pid_namespace(request, where):
 
 # == 4. ol tests --mine ===========================================================================
 
-def mine(tmp: Path, suite_files: dict[str, str]) -> tuple[Run, dict]:
+def mine(tmp: Path, suite_files: dict[str, str]) -> tuple[Ol, dict]:
     suite = tmp / f"suite-{tok()}"
     suite.mkdir()
     for name, text in suite_files.items():
         (suite / name).write_text(text)
     report = tmp / f"mine-{secrets.token_hex(3)}.json"
-    run = ol(new_tmp(tmp), "tests", "M07.6", "--mine", str(suite), "--json", str(report),
+    run = ol(tmp, "tests", "M07.6", "--mine", str(suite), "--json", str(report),
              "--jobs", "2")
     assert run.wall_s < RUN_BOUND_S, f"ol tests --mine ran past {RUN_BOUND_S} s"
     assert report.exists(), f"no --mine report (exit {run.rc})\n{run.text[-3000:]}"
@@ -973,7 +923,6 @@ def test_no_socket_of_the_host_is_reachable(tmp_path):
     a token: the code connects to each, and to every abstract socket it sees."""
     token = tok()
     answer = "OLVANSWER" + secrets.token_hex(6)
-    tmp = new_tmp(tmp_path)
     listeners = [socket.socket(socket.AF_UNIX), socket.socket(socket.AF_UNIX), socket.socket()]
     listeners[0].bind("\0olview-" + token)
     path = Path("/tmp") / f"olview-{token}.sock"  # where daemons put theirs (108 bytes at most)
@@ -1004,7 +953,7 @@ def test_no_socket_of_the_host_is_reachable(tmp_path):
     try:
         ws = workspace(tmp_path / f"ws-{token}", append=probe("sockets", config))
         report = tmp_path / "sockets.json"
-        run = ol(tmp, "check", "M07.6", "--workspace", str(ws), "--ref-deps", "--timeout",
+        run = ol(tmp_path, "check", "M07.6", "--workspace", str(ws), "--ref-deps", "--timeout",
                  TIMEOUT, "--json", str(report), "-k", "test_hand_example")
         data = json.loads(report.read_text())
     finally:
