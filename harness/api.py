@@ -26,17 +26,21 @@ from typing import TYPE_CHECKING
 from harness.engine.requests import (
     AuditRequest,
     CheckRequest,
+    DiffRequest,
     GateRequest,
     GradeRequest,
     LabRequest,
     OwnTestsRequest,
+    StartRequest,
 )
 from harness.engine.seeding import FRESH, Seed
 
 if TYPE_CHECKING:
     from harness.audit.mutmut_result import MutmutAudit
     from harness.audit.power_result import PowerAudit
+    from harness.check.diff import ModuleDiff
     from harness.check.run import CheckEvents, CheckStart
+    from harness.check.stubs import Started
     from harness.engine.results import RunResult, TestResult
     from harness.gate.engine import GateResult, GateStart, ModuleGate
     from harness.grade.engine import GradeEvents, GradeOutcome
@@ -44,9 +48,10 @@ if TYPE_CHECKING:
     from harness.own_tests.engine import MineResult
 
 __all__ = [
-    "FRESH", "AuditRequest", "CheckEvents", "CheckRequest", "CheckStart", "GateRequest",
-    "GateStart", "GradeRequest", "LabRequest", "OwnTestsRequest", "Seed", "audit_mutmut", "audit_power",
-    "check", "check_error", "gate", "grade", "lab", "own_tests", "with_request",
+    "FRESH", "AuditRequest", "CheckEvents", "CheckRequest", "CheckStart", "DiffRequest",
+    "GateRequest", "GateStart", "GradeRequest", "LabRequest", "OwnTestsRequest", "Seed",
+    "StartRequest", "audit_mutmut", "audit_power", "check", "check_error", "diff", "gate", "grade",
+    "lab", "own_tests", "start", "with_request",
 ]
 
 
@@ -62,6 +67,23 @@ def __getattr__(name: str) -> object:
 
         return engine.GateStart
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def start(request: StartRequest) -> Started:
+    """Write the module's stubs and the package ``__init__`` files into the workspace (the
+    current directory unless given), never overwriting an edited file (``force``: replaced, a
+    timestamped backup kept first); what was done, and the needs not written there yet."""
+    from harness.check.stubs import start_workspace
+
+    return start_workspace(request)
+
+
+def diff(request: DiffRequest) -> ModuleDiff:
+    """The workspace's module against the reference (found as ``check`` finds it), once exactly
+    its bytes have passed ``check``; a one-line ``HarnessError`` until then."""
+    from harness.check.diff import module_diff
+
+    return module_diff(request)
 
 
 def check(request: CheckRequest, on_result: Callable[[TestResult], None] | None = None,
@@ -157,7 +179,7 @@ def own_tests(request: OwnTestsRequest,
     load_alternatives(module)  # a module without hidden implementations stops here, in one line
     ids = list(request.mutant_ids) if request.mutant_ids is not None else None
     return run_mine(module, suite_path(request), request.jobs, mutant_ids=ids,
-                    progress=progress)
+                    progress=progress, exhaustive=request.exhaustive)
 
 
 def suite_path(request: OwnTestsRequest) -> Path:

@@ -10,7 +10,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.engine.course import Module
+from harness.engine.course import Course, Module
+from harness.engine.requests import StartRequest
 from harness.errors import HarnessError
 from harness.files import write_atomic
 from harness.paths import REFERENCE_DIR, REFERENCE_PYTHON
@@ -62,6 +63,45 @@ class StartAction:
     path: Path
     action: str  # "written" | "unchanged" | "kept" | "replaced"
     backup: Path | None = None
+
+
+@dataclass(frozen=True)
+class Started:
+    """What ``ol start`` did: the workspace as given, each file's action, and the modules the
+    module needs that are not written there yet (a check needs ``--ref-deps`` until they are)."""
+
+    module_id: str
+    root: Path
+    actions: tuple[StartAction, ...]
+    unwritten_needs: tuple[str, ...]
+
+
+def start_workspace(request: StartRequest) -> Started:
+    """``ol start`` on ``request``: the stubs written (``start``) into ``--workspace``, else
+    the current directory, and the needs of the module not written there yet."""
+    from harness.engine.course import load_course
+    from harness.engine.workspace import Workspace, module_state
+
+    course = load_course()
+    module = course.module(request.module_id)
+    root = Path(request.workspace).expanduser() if request.workspace else Path.cwd()
+    actions = start(module, root, force=request.force)
+    ws = Workspace(root.resolve())
+    unwritten = tuple(dep for dep in needs_of(module, course)
+                      if module_state(ws, course.module(dep)) != "written")
+    return Started(module.id, root, tuple(actions), unwritten)
+
+
+def needs_of(module: Module, course: Course) -> list[str]:
+    """Every module ``module`` needs, the direct needs first."""
+    seen: list[str] = []
+    todo = list(module.needs)
+    while todo:
+        dep = todo.pop(0)
+        if dep not in seen:
+            seen.append(dep)
+            todo += course.module(dep).needs
+    return seen
 
 
 def start(module: Module, root: Path, force: bool = False) -> list[StartAction]:

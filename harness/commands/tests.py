@@ -40,7 +40,8 @@ def run_own_tests(args: argparse.Namespace) -> int:
 
     module = load_course().module(args.module)
     load_alternatives(module)  # a module without hidden implementations stops here, in one line
-    request = api.OwnTestsRequest(module.id, args.mine, args.workspace, getattr(args, "jobs", None))
+    request = api.OwnTestsRequest(module.id, args.mine, args.workspace, getattr(args, "jobs", None),
+                                  exhaustive=bool(getattr(args, "exhaustive", False)))
     json_path, gradescope_path = getattr(args, "json", None), getattr(args, "gradescope", None)
     suite = api.suite_path(request)
     workspace = Path(args.workspace).expanduser() if args.workspace else Path.cwd()
@@ -50,12 +51,7 @@ def run_own_tests(args: argparse.Namespace) -> int:
     out(f"ol tests {module.id} --mine {args.mine}: your tests against the reference, the hidden "
         "correct implementations and every known bug", width)
     with progress_printer(f"tests {module.id} --mine", "implementations") as progress:
-        if getattr(args, "exhaustive", False):  # every test on every bug: the same report
-            from harness.own_tests.engine import run_mine
-
-            result = run_mine(module, suite, request.jobs, progress=progress, exhaustive=True)
-        else:
-            result = api.own_tests(request, progress=progress)
+        result = api.own_tests(request, progress=progress)
     sys.stdout.write(format_text(result, width))
     write_asked([(json_path, to_json_text), (gradescope_path, to_gradescope)], result)
     return exit_code(result.verdict)

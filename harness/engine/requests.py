@@ -164,6 +164,24 @@ class OwnTestsRequest:
     workspace: str | None = None  # where a relative ``suite`` is found
     jobs: int | None = None
     mutant_ids: tuple[str, ...] | None = field(default=None)  # None: every mutant
+    exhaustive: bool = False  # every test on every bug, not only those that reach its function
 
     def __post_init__(self) -> None:
         check_jobs(self.jobs)
+
+
+@dataclass(frozen=True)
+class StartRequest:
+    """``ol start``: the stubs of ``module_id`` written into a workspace."""
+
+    module_id: str
+    workspace: str | None = None  # None: the current directory
+    force: bool = False  # replace an edited file (a timestamped backup kept first)
+
+
+@dataclass(frozen=True)
+class DiffRequest:
+    """``ol diff``: the workspace's module against the reference, once exactly it has passed."""
+
+    module_id: str
+    workspace: str | None = None  # None: found as ``ol check`` finds it

@@ -148,3 +148,52 @@ def test_the_gates_fresh_seed_is_drawn_behind_the_api_and_told_before_a_module_r
     (start,) = seen
     assert drawn == [4242] and start.seed == 4242 and start.workspace.root == ws.resolve()
     assert start.replay == f"ol gate MS-P6 --workspace {ws.resolve()} --seed 4242"
+
+
+def test_diff_from_the_cli_and_the_api_after_a_pass_recorded_by_the_api(tmp_path, capsys):
+    ws = reference_copy(tmp_path / "ws")
+    mine = ws / "python" / "tinyllm" / "prob" / "pcg32.py"
+    mine.write_text(mine.read_text() + "\n# mine now\n")
+    assert main(["diff", "M06.3", "--workspace", str(ws)]) == 2
+    err = capsys.readouterr().err
+    with pytest.raises(HarnessError) as raised:
+        api.diff(api.DiffRequest("M06.3", str(ws)))
+    assert err == raised.value.line() + "\n" and "has not passed" in err
+    assert api.check(api.CheckRequest("M06.3", workspace=str(ws))).verdict == "pass"
+    assert main(["diff", "M06.3", "--workspace", str(ws)]) == 0  # the API's pass counts
+    shown = capsys.readouterr().out
+    diff = api.diff(api.DiffRequest("M06.3", str(ws)))
+    assert shown == diff.diff and diff.diff.endswith("+# mine now\n")
+    assert diff.workspace == str(ws.resolve())
+
+
+def test_start_from_the_cli_and_the_api_writes_the_same_files(tmp_path, capsys):
+    by_cli, by_api = tmp_path / "cli", tmp_path / "api"
+    assert main(["start", "M07.6", "--workspace", str(by_cli)]) == 0
+    out = capsys.readouterr().out
+    started = api.start(api.StartRequest("M07.6", str(by_api)))
+    assert started.unwritten_needs == ("M07.1", "M06.3") and "--ref-deps" in out
+    files = sorted(p.relative_to(by_cli) for p in by_cli.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(by_api) for p in by_api.rglob("*") if p.is_file())
+    assert {(a.path.relative_to(by_api), a.action) for a in started.actions} == \
+        {(p, "written") for p in files}
+    assert all((by_cli / p).read_bytes() == (by_api / p).read_bytes() for p in files)
+
+
+def test_own_tests_exhaustive_goes_through_the_api_as_the_command_does(monkeypatch, tmp_path):
+    import harness.own_tests.engine as mine
+
+    seen: list[dict] = []
+
+    def fake(*args, **kwargs):
+        seen.append(kwargs)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(mine, "run_mine", fake)
+    (tmp_path / "test_mine.py").write_text("def test_nothing():\n    pass\n")
+    with pytest.raises(SystemExit):
+        main(["tests", "M07.6", "--mine", str(tmp_path / "test_mine.py"), "--exhaustive"])
+    with pytest.raises(SystemExit):
+        api.own_tests(api.OwnTestsRequest("M07.6", str(tmp_path / "test_mine.py"), exhaustive=True))
+    cli, by_api = ({k: v for k, v in kw.items() if k != "progress"} for kw in seen)
+    assert cli == by_api and cli["exhaustive"] is True
