@@ -76,6 +76,7 @@ def test_a_grade_from_python_writes_the_gradebook(tmp_path):
     (lambda: api.CheckRequest("M07.6", target="reference", workspace="ws"),
      "--workspace and --ref-deps only apply to --target student"),
     (lambda: api.CheckRequest("M07.6", maxfail=0), "--maxfail must be at least 1"),
+    (lambda: api.CheckRequest("M07.6", target="s99"), "unknown mutant id 's99' for M07.6"),
     (lambda: api.LabRequest("M07.6", jobs=0), "--jobs must be at least 1"),
     (lambda: api.AuditRequest("M07.6", seeds=0), "--seeds must be a positive number"),
     (lambda: api.GateRequest("MS-P6", seed=2**63), "--seed must be 'public' or an integer"),

@@ -39,10 +39,6 @@ def run(args: argparse.Namespace) -> int:
                            diagnose=getattr(args, "diagnose", True),
                            seed=seed_option(args, fresh=False),
                            maxfail=getattr(args, "maxfail", None))
-    if target not in ("student", "reference"):
-        from harness.engine.mutants import find_mutant
-
-        find_mutant(module.id, target)
     reports = [("--json", args.json), ("--junit", args.junit), ("--gradescope", args.gradescope)]
     # The paths first, against the workspace as given: a workspace that cannot be used is a
     # setup error, and its report is written to these paths.

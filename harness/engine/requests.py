@@ -51,6 +51,10 @@ class CheckRequest:
         if self.maxfail is not None and self.maxfail < 1:
             raise HarnessError(f"--maxfail must be at least 1, got {self.maxfail}",
                                "e.g. -x (the same as --maxfail 1)")
+        if self.target not in ("student", "reference"):
+            from harness.engine.mutants import find_mutant
+
+            find_mutant(self.module_id, self.target)  # an unknown one: the valid ids, in one line
 
 
 @dataclass(frozen=True)
