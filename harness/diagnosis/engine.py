@@ -48,6 +48,7 @@ from harness.engine.results import (
     NOT_IMPLEMENTED,
     RAISED,
     TIMED_OUT,
+    WRONG,
     Diagnosis,
     RunResult,
 )
@@ -82,7 +83,7 @@ EXPLAINS_TEST = 0.8  # a mutant explains a failing test when it answers so on th
 _PLAIN_ARGS = (int, float, bool, str, bytes, type(None), tuple, list, np.ndarray, np.generic,
                RecordingSource)
 
-CATEGORY_WORDS = {
+CATEGORY_WORDS: dict[str, str] = {
     CRASHED: "your code crashed",
     EXITED: "your code tried to exit the interpreter",
     TIMED_OUT: "your code did not finish in time (an endless loop?)",
@@ -361,7 +362,7 @@ def diagnose(module: Module, run: RunResult, recorder: Recorder,
     from harness.engine.runner import alarm, quiet
 
     entries = _category_entries(run)
-    failing = {t.name for t in run.failures() if t.category == "wrong" or t.category == RAISED}
+    failing = {t.name for t in run.failures() if t.category in (WRONG, RAISED)}
     plans = [plan_test(name, batches) for name, batches in recorder.kept.items()
              if name in failing and batches]
     returns = load_course().returns
@@ -567,7 +568,7 @@ def _explain(module: Module, run: RunResult, differing: list[tuple[Plan, Probe]]
                                 errs=set().union(*(m.errs for m in group))))
         left = [t for t in left if t not in best[2]]
     claimed = {t for f in findings for t in f.tests}
-    rest = [t for t in order if t not in claimed and failing[t].category == "wrong"]
+    rest = [t for t in order if t not in claimed and failing[t].category == WRONG]
     # Upstream first: a test of a function others call is told before the tests of its callers.
     rest.sort(key=lambda t: -len(_reach(module, functions(by_test.get(t, set())))))
     for name in rest:

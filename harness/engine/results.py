@@ -23,6 +23,40 @@ class Kind(str, enum.Enum):  # noqa: UP042 - StrEnum would change str() and form
     STATISTICAL = "statistical"
 
 
+class Word(str, enum.Enum):  # noqa: UP042 - StrEnum would change repr; this one is text throughout
+    """A string-valued enum whose members are their values wherever text is: ``str()``,
+    ``format()``, ``==`` and hashing (so ``Verdict.PASS == "pass"`` and a dict keyed by ``"pass"``
+    finds it), and JSON and CSV write the value."""
+
+    __str__ = str.__str__
+    __format__ = str.__format__  # type: ignore[assignment]
+    __hash__ = str.__hash__
+
+
+class Verdict(Word):
+    """A verdict: a run's (``RunResult.verdict``: pass, fail, partial, error) or a gradebook
+    row's (pass, fail, error, or internal: the harness could not grade it)."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    PARTIAL = "partial"
+    ERROR = "error"
+    INTERNAL = "internal"
+
+
+class Category(Word):
+    """Why a test failed, in plain words. Only a wrong answer can name a pitfall; the others are
+    the code's own trouble (it crashed, exited, hung, is not written yet, or raised a programming
+    error)."""
+
+    WRONG = "wrong"
+    RAISED = "raised"
+    CRASHED = "crashed"
+    EXITED = "exited"
+    TIMED_OUT = "timeout"
+    NOT_IMPLEMENTED = "not_implemented"
+
+
 class Outcome(str, enum.Enum):  # noqa: UP042 - as Kind
     PASSED = "passed"
     FAILED = "failed"
@@ -49,11 +83,9 @@ class CaseInfo:
         return d
 
 
-# Why a test failed, in plain words. Only a wrong answer can name a pitfall; the others are the
-# code's own trouble (it crashed, exited, hung, is not written yet, or raised a programming error).
-WRONG, RAISED, CRASHED, EXITED, TIMED_OUT, NOT_IMPLEMENTED = (
-    "wrong", "raised", "crashed", "exited", "timeout", "not_implemented")
-CATEGORIES = (WRONG, RAISED, CRASHED, EXITED, TIMED_OUT, NOT_IMPLEMENTED)
+# The categories by their old names (``Category``).
+WRONG, RAISED, CRASHED, EXITED, TIMED_OUT, NOT_IMPLEMENTED = tuple(Category)
+CATEGORIES = tuple(Category)
 
 
 @dataclass(frozen=True)
@@ -202,7 +234,7 @@ def platform_text() -> str:
     return platform.platform()
 
 
-VERDICTS = ("pass", "fail", "partial", "error")
+VERDICTS = (Verdict.PASS, Verdict.FAIL, Verdict.PARTIAL, Verdict.ERROR)  # a run's
 
 
 @dataclass(frozen=True)
@@ -279,15 +311,15 @@ class RunResult:
         return len(self.tests) - self.passed
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> Verdict:
         """``error`` (the check could not run), ``fail`` (a test failed, also in a partial run),
         ``partial`` (a partial run with no failure: no verdict), or ``pass`` (every test of the
         catalog ran and passed)."""
         if self.error:
-            return "error"
+            return Verdict.ERROR
         if self.failed or not self.tests:
-            return "fail"
-        return "partial" if self.partial else "pass"
+            return Verdict.FAIL
+        return Verdict.PARTIAL if self.partial else Verdict.PASS
 
     def failures(self) -> list[TestResult]:
         return [t for t in self.tests if not t.ok]

@@ -33,11 +33,12 @@ from typing import Any
 
 from harness.engine.course import Module, load_course
 from harness.engine.requests import GradeRequest
-from harness.engine.results import RunResult
+from harness.engine.results import RunResult, Verdict
 from harness.engine.seeding import Seed
 from harness.errors import EXIT_INTERNAL, EXIT_PASS, HarnessError, HostError
 from harness.grade.gradebook import (
     JSON_NAME,
+    VERDICTS,
     Gradebook,
     Record,
     clean,
@@ -238,8 +239,7 @@ class GradeOutcome:
         return [self.book.rows[n] for n in sorted(self.names) if n in self.book.rows]
 
     def counts(self) -> dict[str, int]:
-        return {v: sum(r.verdict == v for r in self.rows())
-                for v in ("pass", "fail", "error", "internal")}
+        return {v.value: sum(r.verdict == v for r in self.rows()) for v in VERDICTS}
 
     def unconfined(self) -> dict[str, list[str]]:
         """Per submission of this run whose worker lacked part of the sandbox, what it lacked."""
@@ -253,7 +253,7 @@ class GradeOutcome:
         import json
 
         row = self.book.rows.get(name)
-        if row is None or row.verdict == "internal":
+        if row is None or row.verdict == Verdict.INTERNAL:
             return None
         path = self.book.out / "runs" / run_file_name(name)
         if row.tests:
@@ -269,7 +269,7 @@ class GradeOutcome:
     @property
     def exit_code(self) -> int:
         """0 when every submission has a verdict, 3 when some could not be graded."""
-        return EXIT_INTERNAL if self.counts()["internal"] else EXIT_PASS
+        return EXIT_INTERNAL if self.counts()[Verdict.INTERNAL] else EXIT_PASS
 
 
 def _needs_dask() -> None:

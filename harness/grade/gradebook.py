@@ -32,7 +32,7 @@ from typing import Any
 from harness import __version__
 from harness.check.stubs import stub_source
 from harness.engine.course import Module
-from harness.engine.results import points_value
+from harness.engine.results import Verdict, points_value
 from harness.engine.seeding import describe, is_run_seed
 from harness.engine.serial import reading, rerun_command, tagged, untag
 from harness.engine.workspace import imports_of
@@ -46,7 +46,8 @@ KIND = "ol-gradebook"
 # Gradebook's. The tag and "out" were added without a change to the rest ("kind" stays for the
 # readers of version 1; ``read_gradebook`` continues an untagged one too).
 FORMAT_VERSION = 1
-VERDICTS = ("pass", "fail", "error", "internal")  # internal: the harness failed; graded again
+# A row's verdicts (internal: the harness failed; graded again)
+VERDICTS = (Verdict.PASS, Verdict.FAIL, Verdict.ERROR, Verdict.INTERNAL)
 FIXED_COLUMNS = ("submission", "verdict", "passed", "failed", "score", "max_score", "time_s",
                  "message", "content_hash", "graded_at", "seed", "pitfalls", "flags", "shape")
 SCORES_NAME = "scores.csv"
@@ -162,7 +163,7 @@ class Gradebook:
         """Whether ``name`` with content ``digest`` is graded under this context already."""
         row = self.rows.get(name)
         return (row is not None and row.content_hash == digest and row.context == self.context
-                and row.verdict != "internal")
+                and row.verdict != Verdict.INTERNAL)
 
     def record(self, row: GradeRow) -> None:
         """Add or replace the row of one submission, then write both files. Its ``score`` is its

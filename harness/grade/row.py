@@ -16,11 +16,9 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.engine.results import RunResult, missing_confinement, points_value
+from harness.engine.results import RunResult, Verdict, missing_confinement, points_value
 from harness.fields import from_fields, to_fields
 from harness.sandbox.staging import as_text
-
-ERROR, FAIL, INTERNAL = "error", "fail", "internal"
 
 
 def _points(value: float | None) -> int | float | None:
@@ -65,7 +63,7 @@ class GradeRow:
     score: float = 0  # its run's points (``RunResult.score``); 0 without a run
     submission: str = ""
     content_hash: str = ""  # its staged tree's digest, or its refusal's (``refusal_digest``)
-    verdict: str = ERROR  # pass, fail, error or internal
+    verdict: Verdict = Verdict.ERROR  # pass, fail, error or internal
     passed: int = 0
     failed: int = 0
     tests: dict[str, str] = field(default_factory=dict)  # outcome per test
@@ -98,25 +96,25 @@ class GradeRow:
     @classmethod
     def setup_error(cls, message: str, seconds: float = 0.0) -> GradeRow:
         """A check that could not start (``ol check`` exit 2): its one-line message."""
-        return cls(verdict=ERROR, message=message, time_s=seconds)
+        return cls(verdict=Verdict.ERROR, message=message, time_s=seconds)
 
     @classmethod
     def refused(cls, name: str, digest: str, message: str, shape: str = "workspace") -> GradeRow:
         """A submission refused before any check (by intake or staging), keyed by the refusal."""
-        return cls(shape=shape, submission=name, content_hash=digest, verdict=ERROR,
+        return cls(shape=shape, submission=name, content_hash=digest, verdict=Verdict.ERROR,
                    message=message)
 
     @classmethod
     def past_budget(cls, budget: float, seconds: float) -> GradeRow:
         """A check stopped past the submission's budget: a ``fail``."""
-        return cls(verdict=FAIL, message=f"the check did not finish within the submission's "
+        return cls(verdict=Verdict.FAIL, message=f"the check did not finish within the submission's "
                    f"budget of {budget:g} s (--submission-timeout); it was stopped",
                    time_s=seconds)
 
     @classmethod
     def internal(cls, message: str, name: str = "", shape: str = "workspace") -> GradeRow:
         """The harness could not grade it (graded again on the next run)."""
-        return cls(shape=shape, submission=name, verdict=INTERNAL, message=message)
+        return cls(shape=shape, submission=name, verdict=Verdict.INTERNAL, message=message)
 
     # -- JSON ------------------------------------------------------------------------------------
 

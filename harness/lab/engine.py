@@ -28,7 +28,7 @@ from harness.engine.catalog import collect
 from harness.engine.course import Module, load_course
 from harness.engine.mutants import Edit, Mutant, load_mutants, mutant_source, mutant_target
 from harness.engine.requests import LabRequest
-from harness.engine.results import RunResult, TestResult
+from harness.engine.results import RunResult, TestResult, Verdict
 from harness.engine.runner import catalog_points, run_case
 from harness.engine.seeding import cases_from
 from harness.engine.serial import reading, rerun_command, tagged, untag
@@ -115,12 +115,12 @@ class LabResult:
 
     @property
     def reference_passed(self) -> bool:
-        return self.reference.verdict == "pass"
+        return self.reference.verdict == Verdict.PASS
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> Verdict:
         ok = self.reference_passed and all(r.killed and r.designated_killed for r in self.rows)
-        return "pass" if ok else "fail"
+        return Verdict.PASS if ok else Verdict.FAIL
 
     def kills(self, test: str) -> list[str]:
         return [r.mutant.id for r in self.rows if test in r.killed_by]

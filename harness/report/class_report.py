@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from harness.engine.results import Verdict
 from harness.escape import printable
 from harness.grade.gradebook import VERDICTS
 from harness.report.common import md_cell, md_code, md_table
@@ -121,7 +122,7 @@ class ClassView:
 
 def class_view(book: dict[str, Any], pitfalls: dict[str, PitfallInfo]) -> ClassView:
     rows = [r for r in book.get("submissions", []) or [] if isinstance(r, dict)]
-    counts = {v: 0 for v in VERDICTS}
+    counts: dict[str, int] = {v.value: 0 for v in VERDICTS}
     shapes: dict[str, int] = {}
     for row in rows:
         verdict = _text(row.get("verdict", ""))
@@ -195,12 +196,12 @@ def _pitfalls(rows: list[dict[str, Any]], known: dict[str, PitfallInfo]) -> list
 
 
 def _unexplained(rows: list[dict[str, Any]]) -> list[str]:
-    return sorted(_name(r) for r in rows if r.get("verdict") == "fail" and not _labels(r)
+    return sorted(_name(r) for r in rows if r.get("verdict") == Verdict.FAIL and not _labels(r)
                   and not _timed_out(r) and not _crashed(r))
 
 
 def _scores(book: dict[str, Any], rows: list[dict[str, Any]]) -> tuple[list[ScoreBin], bool, str, float]:
-    graded = [r for r in rows if r.get("verdict") != "internal"]
+    graded = [r for r in rows if r.get("verdict") != Verdict.INTERNAL]
     if any(_number(r.get("score")) is not None for r in rows):
         scores = [s for r in graded if (s := _number(r.get("score"))) is not None]
         top = _number(book.get("max_score"))
@@ -286,11 +287,11 @@ def _troubles(rows: list[dict[str, Any]]) -> list[Trouble]:
             words.append(f"crashed ({count(crashed, 'test')})")
         rank = 0 if timed_out else 1 if crashed else rank
         verdict = row.get("verdict")
-        if verdict == "error":
+        if verdict == Verdict.ERROR:
             refused = bool(row.get("refused")) or _text(row.get("content_hash", "")).startswith("refused-")
             words.append("refused" if refused else "error")
             rank = min(rank, 2 if refused else 3)
-        elif verdict == "internal":
+        elif verdict == Verdict.INTERNAL:
             words.append("internal (the harness could not grade it; graded again next run)")
             rank = min(rank, 4)
         if words:

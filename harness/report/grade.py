@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any, Self, TextIO
 
-from harness.engine.results import score_text
+from harness.engine.results import Verdict, score_text
 from harness.grade.engine import GradeEvents, GradeOutcome, shown
 from harness.grade.gradebook import clean
 from harness.grade.row import GradeRow
@@ -75,7 +75,7 @@ class GradeProgress(GradeEvents):
     def graded(self, row: GradeRow) -> None:
         self.done += 1
         width = len(str(self.total))
-        if row.verdict in ("pass", "fail") and row.tests:
+        if row.verdict in (Verdict.PASS, Verdict.FAIL) and row.tests:
             max_score = row.passed + row.failed if row.max_score is None else row.max_score
             score = score_text(row.score, max_score)
             what = (f"{row.passed:>3} passed, {row.failed:>3} failed  score {score:>5}  "
@@ -94,7 +94,7 @@ class GradeProgress(GradeEvents):
 def summary(outcome: GradeOutcome) -> None:
     """The run's last lines: the verdict counts, the rate, the files; a warning for ``internal``."""
     book, rows, counts = outcome.book, outcome.rows(), outcome.counts()
-    listed = ", ".join(f"{n} {v}" for v, n in counts.items() if n or v != "internal")
+    listed = ", ".join(f"{n} {v}" for v, n in counts.items() if n or v != Verdict.INTERNAL)
     say(f"{book.module}: {count(len(rows), 'submission')}: {listed}")
     if outcome.checked:
         rate = outcome.checked / outcome.seconds * 60 if outcome.seconds > 0 else 0.0
@@ -111,6 +111,6 @@ def summary(outcome: GradeOutcome) -> None:
         print(f"ol: warning: {count(len(partial), 'submission')} ran in a partial sandbox (missing: "
               f"{', '.join(missing)}); the gradebook's partial_sandbox lists them; see "
               "docs/isolation.md", file=sys.stderr)
-    if counts["internal"]:
-        print(f"ol: the harness could not grade {counts['internal']} submission(s) (verdict "
+    if counts[Verdict.INTERNAL]:
+        print(f"ol: the harness could not grade {counts[Verdict.INTERNAL]} submission(s) (verdict "
               "internal); run the same command again to grade them", file=sys.stderr)
