@@ -40,7 +40,7 @@ from harness.grade.gradebook import (
     JSON_NAME,
     VERDICTS,
     Gradebook,
-    Record,
+    SavedGradebook,
     clean,
     open_gradebook,
     read_gradebook,
@@ -78,7 +78,10 @@ class Job:
 
 
 @dataclass
-class Plan:
+class GradePlan:
+    """What a grading run does (``plan``): the jobs to check, the rows unchanged, the rows decided
+    without a check, the entries that are no submission."""
+
     jobs: list[Job]
     unchanged: list[str]
     rejected: list[GradeRow]  # rows decided without a check (not a workspace, too big)
@@ -86,7 +89,7 @@ class Plan:
 
 
 def plan(folder: Path, book: Gradebook, staging: Path, module_file: str,
-         keep_files: bool = False) -> Plan:
+         keep_files: bool = False) -> GradePlan:
     """What to grade now: every submission without a current row in the gradebook.
 
     The submissions are found in every shape (``harness.grade.intake``: workspaces, folders
@@ -99,7 +102,7 @@ def plan(folder: Path, book: Gradebook, staging: Path, module_file: str,
     from harness.grade.intake import intake
 
     found, skipped = intake(folder, module_file, staging, own=book.out)
-    result = Plan([], [], [], [{"name": s.name, "why": s.why} for s in skipped])
+    result = GradePlan([], [], [], [{"name": s.name, "why": s.why} for s in skipped])
     for sub in found:
         name, path = sub.name, sub.path
         if sub.problem is not None or path is None:
@@ -124,7 +127,7 @@ def plan(folder: Path, book: Gradebook, staging: Path, module_file: str,
     return result
 
 
-def _refused(result: Plan, book: Gradebook, name: str, problem: str, shape: str) -> None:
+def _refused(result: GradePlan, book: Gradebook, name: str, problem: str, shape: str) -> None:
     """A submission that cannot be checked: its ``error`` row, keyed by the refusal."""
     digest = refusal_digest(problem)
     if book.is_current(name, digest):
@@ -314,7 +317,7 @@ def run_grade(request: GradeRequest, events: GradeEvents | None = None) -> Grade
                       resumed=record is not None)
 
 
-def seed_of_run(record: Record | None, given: bool, asked: int | None, out: Path) -> int | None:
+def seed_of_run(record: SavedGradebook | None, given: bool, asked: int | None, out: Path) -> int | None:
     """The seed this run grades on: the gradebook's own when it continues one (a ``--seed`` that
     differs is refused in one line), else ``asked`` when ``--seed`` was ``given``, else a fresh
     one."""

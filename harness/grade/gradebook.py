@@ -292,7 +292,7 @@ def _cell(text: str) -> str:
 
 
 @dataclass(frozen=True)
-class Record:
+class SavedGradebook:
     """What a gradebook on disk holds that a run continues: its seed and its rows."""
 
     seed: int | None  # None: the public cases (and every gradebook written before seeds)
@@ -300,7 +300,7 @@ class Record:
 
 
 def open_gradebook(out: Path, module: Module, submissions_dir: Path, settings: dict[str, Any],
-                   tests: list[str], record: Record | None = None) -> Gradebook:
+                   tests: list[str], record: SavedGradebook | None = None) -> Gradebook:
     """The gradebook in ``out``: the one on disk if any (it must be of this module), else new.
 
     ``record`` is what ``read_gradebook`` read already (None: read it here)."""
@@ -314,7 +314,7 @@ def open_gradebook(out: Path, module: Module, submissions_dir: Path, settings: d
     return book
 
 
-def read_gradebook(out: Path, module: Module) -> Record | None:
+def read_gradebook(out: Path, module: Module) -> SavedGradebook | None:
     """The gradebook in ``out`` (None when there is none), checked: an ol gradebook of
     ``module`` whose seed is a run seed or absent; anything else is one line (exit 2)."""
     path = out / JSON_NAME
@@ -336,4 +336,4 @@ def read_gradebook(out: Path, module: Module) -> Record | None:
     if data.get("module") != module.id:
         raise HarnessError(f"{path} is the gradebook of {data.get('module')}, not {module.id}",
                            "give another --out for this module")
-    return Record(seed, rows)
+    return SavedGradebook(seed, rows)
