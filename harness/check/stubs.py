@@ -10,7 +10,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.engine.course import Course, Module
+from harness.engine.course import Module
 from harness.engine.requests import StartRequest
 from harness.errors import HarnessError
 from harness.files import write_atomic
@@ -87,21 +87,9 @@ def start_workspace(request: StartRequest) -> Started:
     root = Path(request.workspace).expanduser() if request.workspace else Path.cwd()
     actions = start(module, root, force=request.force)
     ws = Workspace(root.resolve())
-    unwritten = tuple(dep for dep in needs_of(module, course)
+    unwritten = tuple(dep for dep in course.needs_of(module)
                       if module_state(ws, course.module(dep)) != "written")
     return Started(module.id, root, tuple(actions), unwritten)
-
-
-def needs_of(module: Module, course: Course) -> list[str]:
-    """Every module ``module`` needs, the direct needs first."""
-    seen: list[str] = []
-    todo = list(module.needs)
-    while todo:
-        dep = todo.pop(0)
-        if dep not in seen:
-            seen.append(dep)
-            todo += course.module(dep).needs
-    return seen
 
 
 def start(module: Module, root: Path, force: bool = False) -> list[StartAction]:

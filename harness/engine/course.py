@@ -92,6 +92,17 @@ class Course:
             known = ", ".join(sorted(self.milestones))
             raise HarnessError(f"unknown milestone '{name}'", f"known milestones: {known}") from None
 
+    def needs_of(self, module: Module) -> tuple[str, ...]:
+        """Every module ``module`` needs, directly or not; direct needs first."""
+        seen: list[str] = []
+        queue = list(module.needs)
+        while queue:
+            dep = queue.pop(0)
+            if dep not in seen:
+                seen.append(dep)
+                queue.extend(self.module(dep).needs)
+        return tuple(seen)
+
     def dependency_order(self, module_ids: tuple[str, ...]) -> list[str]:
         """``module_ids`` with every module after the modules it needs."""
         order: list[str] = []

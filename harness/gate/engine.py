@@ -197,18 +197,6 @@ def catalog_problem(module: Module) -> str | None:
     return None
 
 
-def needs_of(module: Module, course: Course) -> tuple[str, ...]:
-    """Every module ``module`` needs, directly or not; direct needs first."""
-    seen: list[str] = []
-    queue = list(module.needs)
-    while queue:
-        dep = queue.pop(0)
-        if dep not in seen:
-            seen.append(dep)
-            queue.extend(course.module(dep).needs)
-    return tuple(seen)
-
-
 _WHY = {"fail": "failed its check", "error": "could not be checked", "blocked": "is blocked"}
 
 
@@ -218,7 +206,7 @@ def _blockers(module: Module, course: Course, ws: Workspace, done: dict[str, Mod
     if ref_deps:
         return (), ""
     blockers, reasons = [], []
-    for dep_id in needs_of(module, course):
+    for dep_id in course.needs_of(module):
         if dep_id in done:  # gated before this module: it must have passed
             if done[dep_id].status != "pass":
                 blockers.append(dep_id)
