@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import pytest
 
 import harness.commands.tests
 from harness.cli import main
+from harness.errors import EXIT_INTERRUPTED
 from harness.paths import REFERENCE_PYTHON, REPO_ROOT
 
 DOC = REPO_ROOT / "docs" / "bad-input.md"
@@ -200,7 +202,20 @@ def _descendants(pid: int) -> list[int]:
 
 
 def test_ctrl_c_stops_the_worker_keeps_what_it_had_and_exits_non_zero(tmp_path):
-    ws = workspace(tmp_path)
+    # rejection_sample waits a minute before it answers, so the check is still running when the
+    # Ctrl-C comes (on the reference as it is, a loaded machine could let the whole check end
+    # between the test's reading its first line and its signal, and ol rightly exit 0).
+    slow = reference_source() + textwrap.dedent('''
+
+        _rejection_sample = rejection_sample
+
+
+        def rejection_sample(p, q, m, rng, max_tries=10000):
+            import time
+            time.sleep(60)
+            return _rejection_sample(p, q, m, rng, max_tries)
+        ''')
+    ws = workspace(tmp_path, slow)
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}  # this checkout's harness
     proc = subprocess.Popen([sys.executable, "-m", "harness", "check", "M07.6", "--workspace", str(ws)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
@@ -215,7 +230,7 @@ def test_ctrl_c_stops_the_worker_keeps_what_it_had_and_exits_non_zero(tmp_path):
     workers = _descendants(proc.pid)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode != 0
+    assert proc.returncode == EXIT_INTERRUPTED, err  # 130, as a shell reports Ctrl-C
     assert "interrupted" in err and "Traceback" not in err
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and any(Path(f"/proc/{p}").exists() for p in workers):
