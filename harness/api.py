@@ -14,15 +14,23 @@ request made in code fails as the command line would. Every result has ``to_json
     lab = api.lab(api.LabRequest("M06.3", jobs=2))
     print(lab.verdict, lab.to_json()["mutants"][0])
 
-``progress`` arguments take a callable; ``None`` runs silently.
+Every long call takes one ``Listener`` (``harness.engine.events``: ``started``, a ``step`` per
+test, module, mutant, implementation or submission, ``line``, ``warned``, ``finished``; override
+the hooks you need); ``None`` runs silently::
+
+    class Dots(api.Listener):
+        def step(self, step):
+            print(step.done, "of", step.total, step.label)
+
+    api.lab(api.LabRequest("M06.3"), Dots())
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from harness.engine.events import Listener, Relay, Step
 from harness.engine.requests import (
     AuditRequest,
     CheckRequest,
@@ -41,17 +49,17 @@ if TYPE_CHECKING:
     from harness.check.diff import ModuleDiff
     from harness.check.run import CheckEvents, CheckStart
     from harness.check.stubs import Started
-    from harness.engine.results import RunResult, TestResult
-    from harness.gate.engine import GateResult, GateStart, ModuleGate
-    from harness.grade.engine import GradeEvents, GradeOutcome
+    from harness.engine.results import RunResult
+    from harness.gate.engine import GateResult, GateStart
+    from harness.grade.engine import GradeOutcome, GradePlanned
     from harness.lab.engine import LabResult
     from harness.own_tests.engine import MineResult
 
 __all__ = [
     "FRESH", "AuditRequest", "CheckEvents", "CheckRequest", "CheckStart", "DiffRequest",
-    "GateRequest", "GateStart", "GradeRequest", "LabRequest", "OwnTestsRequest", "Seed",
-    "StartRequest", "audit_mutmut", "audit_power", "check", "check_error", "diff", "gate", "grade",
-    "lab", "own_tests", "start", "with_request",
+    "GateRequest", "GateStart", "GradePlanned", "GradeRequest", "LabRequest", "Listener",
+    "OwnTestsRequest", "Relay", "Seed", "StartRequest", "Step", "audit_mutmut", "audit_power",
+    "check", "check_error", "diff", "gate", "grade", "lab", "own_tests", "start", "with_request",
 ]
 
 
@@ -66,6 +74,10 @@ def __getattr__(name: str) -> object:
         from harness.gate import engine
 
         return engine.GateStart
+    if name == "GradePlanned":
+        from harness.grade import engine as grade_engine
+
+        return grade_engine.GradePlanned
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -86,22 +98,22 @@ def diff(request: DiffRequest) -> ModuleDiff:
     return module_diff(request)
 
 
-def check(request: CheckRequest, on_result: Callable[[TestResult], None] | None = None,
-          events: CheckEvents | None = None) -> RunResult:
-    """Run the catalog against the request's target; ``on_result`` sees each test as it ends.
+def check(request: CheckRequest, events: CheckEvents | None = None) -> RunResult:
+    """Run the catalog against the request's target; ``events.step`` sees each test as it ends.
 
     As ``ol check`` runs it: the workspace resolved (``--workspace``, else the nearest holding
     ``python/tinyllm``, else the bundled one), and a pass recorded for ``ol diff`` when every
-    test of the catalog ran on the workspace and passed. ``events`` (``CheckEvents``) is told
-    what was resolved before the run (``resolved``, ``started``: the workspace, the request as
-    it runs, its replay) and a pass that could not be recorded (``warned``: the verdict stands).
+    test of the catalog ran on the workspace and passed. ``events`` (``CheckEvents``, a
+    ``Listener``) is told what was resolved before the run (``resolved``, ``started``: the
+    workspace, the request as it runs, its replay), each test (``step``) and a pass that could
+    not be recorded (``warned``: the verdict stands).
 
     The result records what the request changed in the cases and the code checked (``ref_deps``,
     ``pattern``: its ``replay``) and how many tests of the catalog did not run, and why (``-k``,
     ``--maxfail``): such a run is ``partial``, never a pass."""
     from harness.check.run import check as run
 
-    return run(request, on_result, events)
+    return run(request, events)
 
 
 def with_request(request: CheckRequest, result: RunResult) -> RunResult:
@@ -122,54 +134,52 @@ def check_error(request: CheckRequest, workspace: str | None, message: str) -> R
     return error_result(request, workspace, message)
 
 
-def lab(request: LabRequest,
-        progress: Callable[[int, int, str], None] | None = None) -> LabResult:
+def lab(request: LabRequest, listener: Listener | None = None) -> LabResult:
     """The kill matrix of the request's module. ``request.cache`` says whether its cells come
     from the lab's cache where their key is found (off unless asked: ``ol lab`` asks), and
     ``result.reuse`` how many did; the matrix is the same either way."""
     from harness.lab.engine import run_lab
 
-    return run_lab(request, progress)
+    return run_lab(request, listener)
 
 
-def audit_mutmut(request: AuditRequest,
-                 progress: Callable[[str], None] | None = None) -> MutmutAudit:
+def audit_mutmut(request: AuditRequest, listener: Listener | None = None) -> MutmutAudit:
     """mutmut over the reference file; with ``compare_lab``, the lab timed beside it."""
     from harness.audit.mutmut_run import run_mutmut_audit
 
-    return run_mutmut_audit(request.module_id, log_dir=request.log_dir, progress=progress,
+    return run_mutmut_audit(request.module_id, log_dir=request.log_dir, listener=listener,
                             run_lab_too=request.compare_lab)
 
 
-def audit_power(request: AuditRequest,
-                progress: Callable[[str], None] | None = None) -> PowerAudit:
+def audit_power(request: AuditRequest, listener: Listener | None = None) -> PowerAudit:
     """False-alarm rate and power of every sampled test."""
     from harness.audit.power import DEFAULT_SEEDS, run_power_audit
 
-    return run_power_audit(request.module_id, request.seeds or DEFAULT_SEEDS, progress=progress)
+    return run_power_audit(request.module_id, request.seeds or DEFAULT_SEEDS, listener=listener)
 
 
-def gate(request: GateRequest, on_module: Callable[[ModuleGate], None] | None = None,
-         on_start: Callable[[GateStart], None] | None = None) -> GateResult:
-    """Every module of the milestone; ``on_module`` sees each as it is decided.
+def gate(request: GateRequest, listener: Listener | None = None) -> GateResult:
+    """Every module of the milestone; ``listener.step`` sees each as it is decided.
 
     As ``ol gate`` runs it: the workspace resolved and the seed drawn (``FRESH``) once, before
-    any module runs; ``on_start`` is told both (``GateStart``: the request as it runs, with the
-    seed drawn, the workspace, the replay); raising there stops the gate before it runs."""
+    any module runs; ``listener.started`` is told both (``GateStart``: the request as it runs,
+    with the seed drawn, the workspace, the replay); raising there stops the gate before it
+    runs."""
     from harness.gate.engine import gate as run
 
-    return run(request, on_module, on_start)
+    return run(request, listener)
 
 
-def grade(request: GradeRequest, events: GradeEvents | None = None) -> GradeOutcome:
-    """Grade every submission into the gradebook (resumed where it stopped)."""
+def grade(request: GradeRequest, listener: Listener | None = None) -> GradeOutcome:
+    """Grade every submission into the gradebook (resumed where it stopped); ``listener`` is
+    told the plan (``started``: ``GradePlanned``), each submission's row (``step``) and each
+    entry of the folder that is no submission (``warned``)."""
     from harness.grade.engine import run_grade
 
-    return run_grade(request, events)
+    return run_grade(request, listener)
 
 
-def own_tests(request: OwnTestsRequest,
-              progress: Callable[[int, int, str], None] | None = None) -> MineResult:
+def own_tests(request: OwnTestsRequest, listener: Listener | None = None) -> MineResult:
     """The student's suite against every correct and every buggy implementation."""
     from harness.engine.course import load_course
     from harness.own_tests.alternatives import load_alternatives
@@ -179,7 +189,7 @@ def own_tests(request: OwnTestsRequest,
     load_alternatives(module)  # a module without hidden implementations stops here, in one line
     ids = list(request.mutant_ids) if request.mutant_ids is not None else None
     return run_mine(module, suite_path(request), request.jobs, mutant_ids=ids,
-                    progress=progress, exhaustive=request.exhaustive)
+                    listener=listener, exhaustive=request.exhaustive)
 
 
 def suite_path(request: OwnTestsRequest) -> Path:

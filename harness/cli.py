@@ -33,6 +33,7 @@ from harness.engine.limits import (
     check_seconds,
 )
 from harness.errors import EXIT_FAIL, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, HarnessError
+from harness.report.formats import file_formats
 
 
 class UsageError(HarnessError):
@@ -234,12 +235,12 @@ def _add(sub, name: str, help_text: str, epilog: str) -> argparse.ArgumentParser
                           formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
-CHECK_EXIT_CODES = """\
+CHECK_EXIT_CODES = f"""\
 exit codes:
   0  pass: every test of the catalog ran and passed
   1  fail: a test failed (also in a partial run)
   2  usage or setup error (a syntax error, a failed import, a missing dependency): one line on
-     stderr; every report asked for (--json, --junit, --gradescope) still says so
+     stderr; every report asked for ({", ".join(f.flag for f in file_formats("RunResult"))}) still says so
   3  internal error: one line names the log with the traceback
   4  partial run: -k or --maxfail left tests unrun and none of those run failed; no verdict
      (the summary line says "partial run: no verdict"; a partial run never records a pass)"""
@@ -286,13 +287,17 @@ def _tests_parser(p: argparse.ArgumentParser, modules: list[tuple[str, str]]) ->
                    help="grade your own tests against correct and buggy implementations (rung R1)")
     _workspace_arg(p, "with --mine: where a relative PATH is found (default: the current "
                    "directory)")
-    for flag in ("json", "gradescope"):
-        p.add_argument(f"--{flag}", metavar="FILE", action=_Once,
-                       help=f"with --mine: also write a {flag} report")
+    _report_args(p, "MineResult")
     _jobs_arg(p, "with --mine: processes")
     p.add_argument("--exhaustive", action="store_true",
                    help="with --mine: run every test on every bug, also those that never reach "
                    "the changed function on the reference (the same report, slower)")
+
+
+def _report_args(p: argparse.ArgumentParser, result_type: str) -> None:
+    """A ``--FORMAT FILE`` option per file format of ``result_type`` (``harness.report.formats``)."""
+    for fmt in file_formats(result_type):
+        p.add_argument(fmt.flag, metavar="FILE", action=_Once, help=fmt.help)
 
 
 def _start_parser(p: argparse.ArgumentParser, modules: list[tuple[str, str]]) -> None:
@@ -324,9 +329,7 @@ def _check_parser(p: argparse.ArgumentParser, modules: list[tuple[str, str]]) ->
     p.add_argument("--wide", action="store_true",
                    help="long values whole and no line wrapped (the lines fit COLUMNS, default "
                    "100, otherwise)")
-    for flag in ("json", "junit", "gradescope"):
-        p.add_argument(f"--{flag}", metavar="FILE", action=_Once,
-                       help=f"also write a {flag} report")
+    _report_args(p, "RunResult")
     _seed_arg(p, "public, the cases you can read and reproduce")
     _timeout_arg(p)
     _memory_arg(p)
@@ -378,12 +381,7 @@ def _gate_parser(p: argparse.ArgumentParser,
     p.add_argument("--ref-deps", action="store_true",
                    help="check each module with the reference for the modules it needs, instead "
                    "of blocking it when one of yours fails")
-    p.add_argument("--junit", metavar="FILE", action=_Once,
-                   help="also write a JUnit report (one suite per module)")
-    p.add_argument("--json", metavar="FILE", action=_Once, help="also write a json report")
-    p.add_argument("--markdown", metavar="FILE", action=_Once,
-                   help="the Markdown summary (default: reports/gate-MILESTONE.md; it is also "
-                   "appended to $GITHUB_STEP_SUMMARY when that is set)")
+    _report_args(p, "GateResult")
     _seed_arg(p, "a fresh seed, one for every module of the gate")
 
 

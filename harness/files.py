@@ -10,7 +10,6 @@ import contextlib
 import os
 import stat
 import tempfile
-from collections.abc import Mapping
 from pathlib import Path
 
 from harness.errors import HarnessError
@@ -44,16 +43,6 @@ def write_atomic(path: Path | str, data: str | bytes) -> Path:
         raise HarnessError(f"cannot write {path}: {_reason(exc)}", HINT) from exc
     _sync_directory(target.parent)
     return target
-
-
-def write_reports(documents: Mapping[str, str | bytes], out: Path | str | None = None) -> list[Path]:
-    """Write a set of reports, ``file name -> content``, into the folder ``out`` (``reports/``
-    when it is None), each through ``write_atomic``; returns the paths written, in order.
-
-    Build every document before calling this, so a formatting error leaves no half set behind.
-    """
-    base = Path(out) if out is not None else default_reports_dir()
-    return [write_atomic(base / name, data) for name, data in documents.items()]
 
 
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),

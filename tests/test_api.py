@@ -20,10 +20,17 @@ def workspace(root: Path) -> Path:
 
 
 def test_a_check_of_the_reference_from_python_passes_and_prints_nothing(capsys):
-    seen = []
-    result = api.check(api.CheckRequest("M06.3", target="reference"), on_result=seen.append)
+    seen: list[api.Step] = []
+
+    class Tests(api.CheckEvents):
+        def step(self, step):
+            seen.append(step)
+
+    result = api.check(api.CheckRequest("M06.3", target="reference"), Tests())
     assert result.verdict == "pass" and result.failed == 0
-    assert [t.name for t in seen] == [t.name for t in result.tests] and len(seen) > 5
+    assert [s.item.name for s in seen] == [t.name for t in result.tests] and len(seen) > 5
+    assert [(s.done, s.total, s.label) for s in seen] == [
+        (i, len(result.tests), t.name) for i, t in enumerate(result.tests, start=1)]
     assert capsys.readouterr() == ("", "")
 
 
@@ -53,21 +60,69 @@ def test_a_lab_from_python_gives_the_kill_matrix():
 
 @pytest.mark.slow
 def test_a_gate_from_python_on_correct_code_passes_on_a_fresh_seed(tmp_path):
-    seen = []
+    seen: list[api.Step] = []
+
+    class Modules(api.Listener):
+        def step(self, step):
+            seen.append(step)
+
     result = api.gate(api.GateRequest("MS-P6", workspace=str(workspace(tmp_path / "ws"))),
-                      on_module=seen.append)
+                      Modules())
     assert result.verdict == "pass" and result.seed is not None
-    assert [m.module for m in seen] == [m.module for m in result.modules] == ["M06.3", "M07.1", "M07.6"]
+    assert [s.item.module for s in seen] == [m.module for m in result.modules] == \
+        ["M06.3", "M07.1", "M07.6"]
+    assert [(s.done, s.total) for s in seen] == [(1, 3), (2, 3), (3, 3)]
 
 
-def test_a_grade_from_python_writes_the_gradebook(tmp_path):
+def test_a_grade_from_python_writes_the_gradebook_and_tells_one_listener(tmp_path, capsys):
     subs = tmp_path / "subs"
     workspace(subs / "alice")
+    (subs / "notes.txt").write_text("no submission")
+    told = Recorder()
     outcome = api.grade(api.GradeRequest("M06.3", str(subs), out=str(tmp_path / "book"), jobs=1,
-                                         seed=7))
+                                         seed=7), told)
     assert outcome.counts() == {"pass": 1, "fail": 0, "error": 0, "internal": 0}
     assert outcome.exit_code == 0 and outcome.book.seed == 7
     assert outcome.book.json_path.is_file() and outcome.book.csv_path.is_file()
+    kinds = [kind for kind, _ in told.events]
+    assert kinds == ["warned", "started", "step", "finished"], told.events
+    planned, step = told.events[1][1], told.events[2][1]
+    assert isinstance(planned, api.GradePlanned) and planned.names == 1 and planned.seed == 7
+    assert (step.done, step.total, step.label) == (1, 1, "alice") and step.item.verdict == "pass"
+    assert "skipped notes.txt" in told.events[0][1]
+    assert capsys.readouterr() == ("", "")  # the API prints nothing
+
+
+class Recorder(api.Listener):
+    """Every event, in order."""
+
+    def __init__(self):
+        self.events = []
+
+    def started(self, start):
+        self.events.append(("started", start))
+
+    def step(self, step):
+        self.events.append(("step", step))
+
+    def line(self, text):
+        self.events.append(("line", text))
+
+    def warned(self, message):
+        self.events.append(("warned", message))
+
+    def finished(self):
+        self.events.append(("finished", None))
+
+
+@pytest.mark.slow
+def test_the_lab_tells_a_step_per_mutant_then_finished():
+    told = Recorder()
+    result = api.lab(api.LabRequest("M06.3", jobs=2), told)
+    steps = [e for kind, e in told.events if kind == "step"]
+    assert [kind for kind, _ in told.events][-1] == "finished"
+    assert steps[-1].done == steps[-1].total == len(result.rows)
+    assert [s.done for s in steps] == sorted(s.done for s in steps)
 
 
 @pytest.mark.parametrize(("build", "message"), [

@@ -164,6 +164,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("gate",),
     ("grade",),
     ("report", "api"),
+    ("terminal",),
     ("commands",),
     ("cli",),
     ("__main__",),

@@ -33,6 +33,7 @@ from harness.audit.mutmut_result import MutmutAudit, MutmutRow
 from harness.audit.workdir import make_workdir
 from harness.engine.catalog import collect
 from harness.engine.course import Module, load_course
+from harness.engine.events import QUIET, Listener
 from harness.errors import HarnessError
 from harness.paths import REFERENCE_PYTHON, REPO_ROOT
 
@@ -129,7 +130,7 @@ def catalog_tests(module: Module) -> tuple[str, ...]:
 
 
 def run_mutmut_audit(module_id: str, jobs: int | None = None, log_dir: Path | None = None,
-                     progress: Callable[[str], None] | None = None, run_lab_too: bool = False,
+                     listener: Listener | None = None, run_lab_too: bool = False,
                      functions: tuple[str, ...] = ()) -> MutmutAudit:
     """mutmut over ``module_id``'s reference file, the full matrix, the equivalents and, with
     ``run_lab_too`` (``ol audit --mutmut --compare-lab``), the lab for its cost per mutant.
@@ -137,7 +138,7 @@ def run_mutmut_audit(module_id: str, jobs: int | None = None, log_dir: Path | No
     ``functions`` limits the run to the mutants of those top-level functions (mutmut still
     generates every mutant and collects its coverage once); empty means all.
     """
-    say = progress or (lambda line: None)
+    say = (listener or QUIET).line
     start = time.perf_counter()
     version = mutmut_version()
     module = load_course().module(module_id)

@@ -35,6 +35,7 @@ from harness.audit.sampled_pcg import StreamsTest, UniformChiSquareTest
 from harness.audit.tabulate import NotTabulable
 from harness.engine.catalog import collect
 from harness.engine.course import Module, load_course
+from harness.engine.events import QUIET, Listener
 from harness.engine.mutants import Mutant, load_mutants, mutant_target, mutants_dir
 from harness.engine.own_code import load_reference, reference_target
 from harness.engine.runner import alarm, run_case
@@ -187,10 +188,10 @@ def _run(fn: Callable, tasks: list, jobs: int) -> list:
 # -- the audit ------------------------------------------------------------------------------------
 
 def run_power_audit(module_id: str, seeds: int = DEFAULT_SEEDS, jobs: int | None = None,
-                    progress: Callable[[str], None] | None = None) -> PowerAudit:
+                    listener: Listener | None = None) -> PowerAudit:
     """Every sampled test of ``module_id``: false alarms over ``10 * seeds`` seeds, power over ``seeds``."""
     start = time.perf_counter()
-    say = progress or (lambda line: None)
+    say = (listener or QUIET).line
     module = load_course().module(module_id)
     tests = sampled_tests(module)
     mutants = _library(module_id)

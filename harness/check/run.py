@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import dataclasses
 import shlex
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from harness.check.engine import check_passes_store, record_pass, run_check
 from harness.engine.course import load_course
+from harness.engine.events import Listener, Step
 from harness.engine.requests import CheckRequest
 from harness.engine.results import RunResult, TestResult
 from harness.engine.seeding import check_replay
@@ -57,19 +57,15 @@ class CheckStart:
                             self.request.ref_deps, self.request.pattern)
 
 
-class CheckEvents:
-    """What a check tells its caller as it goes; the default tells nothing. Raising in
-    ``resolved`` or ``started`` stops the check there: nothing runs."""
+class CheckEvents(Listener):
+    """What a check tells its caller as it goes (``harness.engine.events``: ``started`` with a
+    ``CheckStart``, a ``step`` per test with its ``TestResult``, ``warned``, ``finished``) and,
+    before them, the workspace resolved; the default tells nothing. Raising in ``resolved`` or
+    ``started`` stops the check there: nothing runs."""
 
     def resolved(self, workspace: Workspace | None) -> None:
         """The workspace the check runs on (None: the reference or a mutant), before anything
         of it is read."""
-
-    def started(self, start: CheckStart) -> None:
-        """The run starts: what was resolved, and on which cases."""
-
-    def warned(self, message: str) -> None:
-        """Something the caller may show that changes no verdict (a pass not recorded)."""
 
 
 def target_label(request: CheckRequest, workspace: str | None) -> str:
@@ -78,9 +74,10 @@ def target_label(request: CheckRequest, workspace: str | None) -> str:
         request.target, f"mutant {request.target}")
 
 
-def check(request: CheckRequest, on_result: Callable[[TestResult], None] | None = None,
-          events: CheckEvents | None = None) -> RunResult:
+def check(request: CheckRequest, events: CheckEvents | None = None) -> RunResult:
     """Resolve, run and record one check (see the module's docstring)."""
+    from harness.engine.runner import select_cases
+
     events = events or CheckEvents()
     ws = resolve_workspace(request.workspace) if request.target == "student" else None
     events.resolved(ws)
@@ -88,12 +85,21 @@ def check(request: CheckRequest, on_result: Callable[[TestResult], None] | None 
     if ws is not None and records:
         check_passes_store(ws)  # a pass is recorded there: a .ol that is a link stops us now
     events.started(CheckStart(request, ws, records))
-    result = as_requested(request, run_check(request, ws, on_result))
+    total = len(select_cases(catalog_names(request.module_id), request.pattern))
+    done = 0
+
+    def finished_test(test: TestResult) -> None:
+        nonlocal done
+        done += 1
+        events.step(Step(done, total, test.name, test))
+
+    result = as_requested(request, run_check(request, ws, finished_test))
     if ws is not None and records and result.verdict == "pass":
         problem = record(ws, request.module_id)
         if problem:
             events.warned(f"the pass was not recorded: {problem} "
                           f"(ol diff {request.module_id} will ask for a pass again)")
+    events.finished()
     return result
 
 

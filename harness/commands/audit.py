@@ -14,14 +14,13 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 from harness.engine.course import load_course
 from harness.engine.requests import AuditRequest
 from harness.errors import EXIT_FAIL, EXIT_PASS, HarnessError
 from harness.report.progress import Progress
+from harness.terminal.lines import TimedLines
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,17 +43,6 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_PASS if all(v == "pass" for v in verdicts) else EXIT_FAIL
 
 
-def _progress(label: str, bar: Progress) -> Callable[[str], None]:
-    """The audit's line sink: ``[  12.3 s] LABEL: line`` on stderr (above a spinner on a
-    terminal)."""
-    start = time.perf_counter()
-
-    def say(line: str) -> None:
-        bar.line(f"[{time.perf_counter() - start:6.1f} s] {label}: {line}")
-
-    return say
-
-
 def _check_writable(folder: Path | None) -> None:
     """Fail before a long run, not after it, when the report folder cannot be written."""
     from harness.files import default_reports_dir
@@ -71,33 +59,35 @@ def _check_writable(folder: Path | None) -> None:
 
 def _mutmut(request: AuditRequest, folder: Path | None) -> str:
     from harness import api
+    from harness.commands.reports import write_folder
     from harness.files import default_reports_dir
-    from harness.report.audit import mutmut_summary, write_mutmut_reports
+    from harness.report.audit import mutmut_summary
 
     logs = folder or default_reports_dir()
     label = f"audit {request.module_id} --mutmut"
     with Progress(label) as bar:
         audit = api.audit_mutmut(AuditRequest(request.module_id, request.seeds, logs,
                                               compare_lab=request.compare_lab),
-                                 progress=_progress(label, bar))
-    paths = write_mutmut_reports(audit, folder)
+                                 TimedLines(label, bar))
+    written = write_folder(audit, folder)
     sys.stdout.write(mutmut_summary(audit))
-    for p in [*paths, logs / f"mutmut-{request.module_id}.log"]:
+    for p in [*written.paths, logs / f"mutmut-{request.module_id}.log"]:
         print(f"wrote {p}")
     return audit.verdict
 
 
 def _power(request: AuditRequest, folder: Path | None) -> str:
     from harness import api
-    from harness.report.power import summary, write_power_reports
+    from harness.commands.reports import write_folder
+    from harness.report.power import summary
 
     label = f"audit {request.module_id} --power"
     with Progress(label) as bar:
-        audit = api.audit_power(request, progress=_progress(label, bar))
-    paths, note = write_power_reports(audit, folder)
+        audit = api.audit_power(request, TimedLines(label, bar))
+    written = write_folder(audit, folder)
     sys.stdout.write(summary(audit))
-    for p in paths:
+    for p in written.paths:
         print(f"wrote {p}")
-    if note:
+    for note in written.notes:
         print(note)
     return audit.verdict

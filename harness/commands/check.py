@@ -9,20 +9,16 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from harness.check.run import CheckEvents, CheckStart
-from harness.commands.common import (
-    check_report_paths,
-    out,
-    seed_option,
-    text_width,
-    worker_limits_of,
-    write_asked,
-)
+from harness.commands.common import out, seed_option, text_width, worker_limits_of
+from harness.commands.reports import check_report_paths, write_files
 from harness.engine.course import Module, load_course
+from harness.engine.events import Step
 from harness.engine.requests import CheckRequest
 from harness.engine.results import RunResult, TestResult
 from harness.errors import EXIT_USAGE, HarnessError, exit_code
 from harness.escape import printable
 from harness.paths import STUDENT_DIR
+from harness.report.formats import file_formats
 
 if TYPE_CHECKING:
     from harness.engine.workspace import Workspace
@@ -39,15 +35,14 @@ def run(args: argparse.Namespace) -> int:
                            diagnose=getattr(args, "diagnose", True),
                            seed=seed_option(args, fresh=False),
                            maxfail=getattr(args, "maxfail", None))
-    reports = [("--json", args.json), ("--junit", args.junit), ("--gradescope", args.gradescope)]
+    reports = [(fmt.flag, getattr(args, fmt.name)) for fmt in file_formats("RunResult")]
     # The paths first, against the workspace as given: a workspace that cannot be used is a
     # setup error, and its report is written to these paths.
     check_report_paths(reports, args.workspace if target == "student" else None)
     width = text_width(args)
     events = _Events(args, module, reports, width)
     with _reported_on_error(args, request, events):
-        result = api.check(request, _line_printer(module, getattr(args, "verbose", 0), width),
-                           events)
+        result = api.check(request, events)
     whole = bool(getattr(args, "verbose", 0) or getattr(args, "wide", False))
     sys.stdout.write(failures_and_summary(result, width, whole=whole))
     _write(args, result)
@@ -58,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
 
 class _Events(CheckEvents):
     """``ol check``'s side of the check's events: the report paths refused inside the workspace
-    found, the first lines, the warnings kept until the reports are written."""
+    found, the first lines, each test's line as it finishes (with ``-v``, what the test checks
+    below it), the warnings kept until the reports are written."""
 
     def __init__(self, args: argparse.Namespace, module: Module,
                  reports: list[tuple[str, str | None]], width: int | None) -> None:
@@ -66,6 +62,7 @@ class _Events(CheckEvents):
         self.workspace: Workspace | None = None
         self.refused = False  # a report path refused: no report is written for that error
         self.warnings: list[str] = []
+        self.show = _line_printer(module, getattr(args, "verbose", 0), width)
 
     def resolved(self, workspace: Workspace | None) -> None:
         self.workspace = workspace
@@ -78,6 +75,9 @@ class _Events(CheckEvents):
 
     def started(self, start: CheckStart) -> None:
         _head(self.module, start, self.width)
+
+    def step(self, step: Step) -> None:
+        self.show(step.item)
 
     def warned(self, message: str) -> None:
         self.warnings.append(message)
@@ -93,7 +93,7 @@ def _reported_on_error(args: argparse.Namespace, request: CheckRequest,
         yield
     except HarnessError as exc:
         if (exc.exit_code == EXIT_USAGE and not events.refused
-                and (args.json or args.junit or args.gradescope)):
+                and any(path for _, path in events.reports)):
             ws = events.workspace
             root = str(ws.root) if ws is not None else _given_workspace(args, request)
             from harness import api
@@ -148,9 +148,8 @@ def _line_printer(module: Module, verbose: int = 0,
 
 
 def _write(args: argparse.Namespace, result: RunResult) -> None:
-    from harness.report.gradescope import to_gradescope
-    from harness.report.json_report import to_json_text
-    from harness.report.junit import to_junit
-
-    write_asked([(args.json, to_json_text), (args.junit, lambda r: to_junit([r])),
-                 (args.gradescope, to_gradescope)], result)
+    """Every report asked for (``--json``, ``--junit``, ``--gradescope``: the registry's file
+    formats of a run), each named on its own line."""
+    asked = {fmt.name: getattr(args, fmt.name) for fmt in file_formats("RunResult")}
+    for path in write_files(result, asked):
+        out(f"wrote {path}")

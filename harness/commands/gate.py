@@ -8,39 +8,44 @@ import os
 import stat
 import sys
 
-from harness.commands.common import check_report_paths, out, seed_option, write_asked
+from harness.commands.common import out, seed_option
+from harness.commands.reports import check_report_paths, write_files
 from harness.engine.course import load_course
+from harness.engine.events import Listener, Step
 from harness.engine.requests import GateRequest
 from harness.errors import exit_code
-from harness.gate.engine import GateStart, ModuleGate
-from harness.report.gate import GateProgress
+from harness.gate.engine import GateStart
+from harness.report.formats import file_formats
+from harness.terminal.gate import GateProgress
 
 
 def run(args: argparse.Namespace) -> int:
     from harness import api
     from harness.files import default_reports_dir
-    from harness.report.gate import format_failures, to_gate_json, to_gate_junit, to_gate_markdown
+    from harness.report.gate import format_failures, to_gate_markdown
 
     course = load_course()
     course.milestone(args.milestone)  # an unknown milestone is a usage error, before anything runs
     request = GateRequest(args.milestone, args.workspace, bool(args.ref_deps),
                           seed_option(args, fresh=True))
     markdown = getattr(args, "markdown", None) or str(default_reports_dir() / f"gate-{args.milestone}.md")
-    reports = [("--json", args.json), ("--junit", args.junit), ("--markdown", markdown)]
+    asked = {fmt.name: markdown if fmt.name == "markdown" else getattr(args, fmt.name)
+             for fmt in file_formats("GateResult")}
+    reports = [(f"--{name}", path) for name, path in asked.items()]
     with contextlib.ExitStack() as stack:
         lines = _Lines(reports, stack)
-        result = api.gate(request, on_module=lines.module, on_start=lines.started)
+        result = api.gate(request, lines)
     sys.stdout.write(format_failures(result))
     if result.unconfined():
         print(f"ol: warning: the sandbox was partial here (missing: {', '.join(result.unconfined())})"
               "; every module's report says so; see docs/isolation.md", file=sys.stderr)
-    write_asked([(args.json, to_gate_json), (args.junit, to_gate_junit),
-                   (markdown, to_gate_markdown)], result)
+    for path in write_files(result, asked):
+        out(f"wrote {path}")
     _append_step_summary(to_gate_markdown(result))
     return exit_code(result.verdict)
 
 
-class _Lines:
+class _Lines(Listener):
     """``ol gate``'s side of the gate's events: at its start, the report paths refused inside
     the workspace found and the first lines (the workspace, the cases and their replay); then
     each module's line, with a bar below them on a terminal (taken down by ``stack``)."""
@@ -62,9 +67,9 @@ class _Lines:
         order = course.dependency_order(course.milestone(request.milestone))
         self.progress = self.stack.enter_context(GateProgress(request.milestone, order, width, out))
 
-    def module(self, m: ModuleGate) -> None:
+    def step(self, step: Step) -> None:
         assert self.progress is not None, "a module is gated only after the gate started"
-        self.progress(m)
+        self.progress.step(step)
 
 
 def _append_step_summary(text: str) -> None:

@@ -16,9 +16,8 @@ from harness.engine.requests import GradeRequest
 
 def run(args: argparse.Namespace) -> int:
     from harness import api
-    from harness.files import write_atomic
-    from harness.report.grade import GradeProgress, summary
-    from harness.report.grade_files import grade_files
+    from harness.commands.reports import write_folder
+    from harness.terminal.grade import GradeProgress, print_summary
 
     module = load_course().module(args.module)
     request = GradeRequest(module.id, args.submissions, args.out, args.jobs, args.executor,
@@ -27,7 +26,6 @@ def run(args: argparse.Namespace) -> int:
                            getattr(args, "disk_mb", None))
     with GradeProgress() as events:
         outcome = api.grade(request, events)
-    for path, text in grade_files(outcome, module):
-        write_atomic(path, text)
-    summary(outcome)
+    write_folder(outcome, outcome.book.out, module=module)
+    print_summary(outcome)
     return outcome.exit_code

@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness.commands.common import check_report_paths, out, seed_option
+from harness.commands.common import out, seed_option
+from harness.commands.reports import check_report_paths, write_folder
 from harness.engine.course import load_course
 from harness.errors import exit_code
 from harness.escape import printable
@@ -14,9 +15,9 @@ from harness.escape import printable
 
 def run(args: argparse.Namespace) -> int:
     from harness import api
-    from harness.report.lab import lab_summary, write_lab_reports
+    from harness.report.lab import lab_summary
     from harness.report.lab_parts import lab_cases_line
-    from harness.report.progress import progress_printer
+    from harness.report.progress import Progress
 
     module = load_course().module(args.module)
     request = api.LabRequest(module.id, args.jobs, args.exhaustive, seed_option(args, fresh=False),
@@ -27,12 +28,12 @@ def run(args: argparse.Namespace) -> int:
         check_report_paths([("--out", str(folder / f"lab-{module.id}.json"))])
     out(f"ol lab {module.id}: the catalog against the reference and every mutant")
     out(lab_cases_line(module.id, request.seed.number))
-    with progress_printer(f"lab {module.id}", "mutants") as progress:
+    with Progress(f"lab {module.id}", "mutants") as progress:
         result = api.lab(request, progress)
-    paths = write_lab_reports(result, folder)
+    written = write_folder(result, folder)
     out(cache_line(result.reuse))
     sys.stdout.write(lab_summary(result))
-    for p in paths:
+    for p in written.paths:
         out(f"wrote {p}")
     return exit_code(result.verdict)
 

@@ -6,9 +6,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness.commands.common import check_report_paths, out, text_width, write_asked
+from harness.commands.common import out, text_width
+from harness.commands.reports import check_report_paths, write_files
 from harness.engine.course import load_course
 from harness.errors import EXIT_PASS, HarnessError, exit_code
+from harness.report.formats import file_formats
 
 
 def run(args: argparse.Namespace) -> int:
@@ -18,7 +20,7 @@ def run(args: argparse.Namespace) -> int:
     module = load_course().module(args.module)
     if args.mine:
         return run_own_tests(args)
-    for flag in ("workspace", "json", "gradescope", "jobs", "exhaustive"):
+    for flag in ("workspace", *(f.name for f in file_formats("MineResult")), "jobs", "exhaustive"):
         if getattr(args, flag, None) not in (None, False):
             raise HarnessError(f"--{flag} goes with --mine", f"ol tests {module.id} --mine PATH --{flag} ...")
     if getattr(args, "wide", False) and args.format != "text":
@@ -35,23 +37,24 @@ def run_own_tests(args: argparse.Namespace) -> int:
     [--exhaustive]``."""
     from harness import api
     from harness.own_tests.alternatives import load_alternatives
-    from harness.report.own_tests import format_text, to_gradescope, to_json_text
-    from harness.report.progress import progress_printer
+    from harness.report.own_tests import format_text
+    from harness.report.progress import Progress
 
     module = load_course().module(args.module)
     load_alternatives(module)  # a module without hidden implementations stops here, in one line
     request = api.OwnTestsRequest(module.id, args.mine, args.workspace, getattr(args, "jobs", None),
                                   exhaustive=bool(getattr(args, "exhaustive", False)))
-    json_path, gradescope_path = getattr(args, "json", None), getattr(args, "gradescope", None)
+    asked = {fmt.name: getattr(args, fmt.name, None) for fmt in file_formats("MineResult")}
     suite = api.suite_path(request)
     workspace = Path(args.workspace).expanduser() if args.workspace else Path.cwd()
-    check_report_paths([("--json", json_path), ("--gradescope", gradescope_path)], workspace,
+    check_report_paths([(f"--{name}", path) for name, path in asked.items()], workspace,
                        [(suite, f"your tests (--mine {args.mine})")])
     width = text_width(args)
     out(f"ol tests {module.id} --mine {args.mine}: your tests against the reference, the hidden "
         "correct implementations and every known bug", width)
-    with progress_printer(f"tests {module.id} --mine", "implementations") as progress:
-        result = api.own_tests(request, progress=progress)
+    with Progress(f"tests {module.id} --mine", "implementations") as progress:
+        result = api.own_tests(request, progress)
     sys.stdout.write(format_text(result, width))
-    write_asked([(json_path, to_json_text), (gradescope_path, to_gradescope)], result)
+    for path in write_files(result, asked):
+        out(f"wrote {path}")
     return exit_code(result.verdict)

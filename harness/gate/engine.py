@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import importlib
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from harness.engine.course import Course, Module, load_course
+from harness.engine.events import QUIET, Listener, Step
 from harness.engine.requests import GateRequest
 from harness.engine.results import RunResult, points_value, score_text
 from harness.engine.serial import reading, rerun_command, tagged, untag
@@ -252,10 +252,10 @@ def check_one(module: Module, ws: Workspace, ref_deps: bool, seed: int | None = 
                       duration_s=time.perf_counter() - start)
 
 
-def gate(request: GateRequest, on_module: Callable[[ModuleGate], None] | None = None,
-         on_start: Callable[[GateStart], None] | None = None) -> GateResult:
+def gate(request: GateRequest, listener: Listener | None = None) -> GateResult:
     """The gate as ``ol gate`` runs it: the workspace resolved and the seed drawn once, told to
-    ``on_start`` (raising there stops the gate), then every module (``run_gate``)."""
+    ``listener.started`` as a ``GateStart`` (raising there stops the gate), then every module
+    (``run_gate``), each a ``step`` with its ``ModuleGate``."""
     import dataclasses
 
     from harness.engine.seeding import Seed
@@ -263,20 +263,23 @@ def gate(request: GateRequest, on_module: Callable[[ModuleGate], None] | None = 
 
     ws = resolve_workspace(request.workspace)
     request = dataclasses.replace(request, seed=Seed(request.seed.drawn()))  # once, for all
-    if on_start is not None:
-        on_start(GateStart(request, ws))
-    return run_gate(request, ws, on_module)
+    listener = listener or QUIET
+    listener.started(GateStart(request, ws))
+    result = run_gate(request, ws, listener)
+    listener.finished()
+    return result
 
 
 def run_gate(request: GateRequest, ws: Workspace,
-             on_module: Callable[[ModuleGate], None] | None = None) -> GateResult:
+             listener: Listener | None = None) -> GateResult:
     """Every module of the request's milestone in dependency order, each on the cases of its
     seed (drawn now if it is ``FRESH``; None: the public cases); blocked ones are not run."""
     milestone, ref_deps, seed = request.milestone, request.ref_deps, request.seed.drawn()
     course = load_course()
     start = time.perf_counter()
     done: dict[str, ModuleGate] = {}
-    for module_id in course.dependency_order(course.milestone(milestone)):
+    order = course.dependency_order(course.milestone(milestone))
+    for module_id in order:
         module = course.module(module_id)
         blockers, reason = _blockers(module, course, ws, done, ref_deps)
         if blockers:
@@ -285,8 +288,8 @@ def run_gate(request: GateRequest, ws: Workspace,
         else:
             outcome = check_one(module, ws, ref_deps, seed)
         done[module_id] = outcome
-        if on_module is not None:
-            on_module(outcome)
+        if listener is not None:
+            listener.step(Step(len(done), len(order), module_id, outcome))
     title = course.milestone_titles.get(milestone, milestone)
     return GateResult(milestone, title, str(ws.root), ref_deps, tuple(done.values()),
                       time.perf_counter() - start, seed)

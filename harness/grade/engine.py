@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.engine.course import Module, load_course
+from harness.engine.events import QUIET, Listener, Step
 from harness.engine.requests import GradeRequest
 from harness.engine.results import RunResult, Verdict
 from harness.engine.seeding import Seed
@@ -210,23 +211,23 @@ def _settings(request: GradeRequest) -> dict[str, Any]:
             "submission_timeout_s": budget}
 
 
-class GradeEvents:
-    """What a grading run tells as it goes; the default tells nothing (``harness.report.grade``
-    prints them)."""
+@dataclass(frozen=True)
+class GradePlanned:
+    """What a grading run tells its listener as it starts (``harness.engine.events``): how many
+    submissions, how many unchanged since graded, how many to check and where, on which cases
+    (``replay`` checks one submission again; ``resumed``: the gradebook's seed continued). Each
+    submission graded is then a ``step`` with its ``GradeRow``; an entry of the folder that is no
+    submission a ``warned`` (``skipped NAME: why``), before the start."""
 
-    def planned(self, module_id: str, folder: Path, names: int, unchanged: int, to_check: int,
-                where: str, seed: int | None, replay: str, resumed: bool) -> None:
-        """The run is planned: how many submissions, how many unchanged, where they are checked,
-        on which cases (``replay`` checks one submission again; ``resumed``: the gradebook's)."""
-
-    def skipped(self, entries: list[dict[str, str]]) -> None:
-        """The entries of the submissions folder that are no submission (``name``, ``why``)."""
-
-    def graded(self, row: GradeRow) -> None:
-        """One submission's row of the gradebook, as recorded."""
-
-    def finished(self) -> None:
-        """Every submission is graded."""
+    module_id: str
+    folder: Path
+    names: int
+    unchanged: int
+    to_check: int
+    where: str
+    seed: int | None
+    replay: str
+    resumed: bool
 
 
 @dataclass(frozen=True)
@@ -284,7 +285,7 @@ def _needs_dask() -> None:
                            "with --executor local")
 
 
-def run_grade(request: GradeRequest, events: GradeEvents | None = None) -> GradeOutcome:
+def run_grade(request: GradeRequest, listener: Listener | None = None) -> GradeOutcome:
     """Grade every submission of ``request.submissions`` into its gradebook (resumed if any)."""
     from harness.engine.catalog import collect
     from harness.files import default_reports_dir
@@ -313,7 +314,7 @@ def run_grade(request: GradeRequest, events: GradeEvents | None = None) -> Grade
         seed = seed_of_run(record, given, asked, out)
         settings = dict(settings, seed=seed)
         book = open_gradebook(out, module, folder, settings, tests, record)
-        return _grade(request, module, folder, book, settings, events or GradeEvents(),
+        return _grade(request, module, folder, book, settings, listener or QUIET,
                       resumed=record is not None)
 
 
@@ -375,7 +376,7 @@ def _holds_a_gradebook(path: Path) -> bool:
 
 
 def _grade(request: GradeRequest, module: Module, folder: Path, book: Gradebook,
-           settings: dict[str, Any], events: GradeEvents, resumed: bool = False) -> GradeOutcome:
+           settings: dict[str, Any], events: Listener, resumed: bool = False) -> GradeOutcome:
     with _staging(book.out) as staging:
         return _grade_staged(request, module, folder, book, settings, events, resumed, staging)
 
@@ -401,22 +402,30 @@ def _staging(out: Path) -> Iterator[Path]:
 
 
 def _grade_staged(request: GradeRequest, module: Module, folder: Path, book: Gradebook,
-                  settings: dict[str, Any], events: GradeEvents, resumed: bool,
+                  settings: dict[str, Any], events: Listener, resumed: bool,
                   staging: Path) -> GradeOutcome:
     dask = request.executor == "dask"
     todo = plan(folder, book, staging, module.file, keep_files=dask)
     book.skipped = todo.skipped
-    events.skipped(todo.skipped)
+    for entry in todo.skipped:
+        events.warned(f"skipped {entry['name']}: {entry['why']}")
     names = {*todo.unchanged, *(r.submission for r in todo.rejected),
              *(j.name for j in todo.jobs)}
     workers = request.jobs or os.cpu_count() or 1
     where = (f"Dask scheduler {request.scheduler}" if request.scheduler else
              f"a local Dask cluster of {workers}" if dask else f"{workers} jobs")
-    events.planned(module.id, folder, len(names), len(todo.unchanged), len(todo.jobs), where,
-                   book.seed, book.replay, resumed)
+    events.started(GradePlanned(module.id, folder, len(names), len(todo.unchanged), len(todo.jobs),
+                                where, book.seed, book.replay, resumed))
+    total, graded = len(names) - len(todo.unchanged), 0
+
+    def tell(name: str) -> None:
+        nonlocal graded
+        graded += 1
+        events.step(Step(graded, total, name, book.rows[name]))
+
     for row in todo.rejected:
         book.record(row)
-        events.graded(book.rows[row.submission])
+        tell(row.submission)
 
     def done(job: Job, reply: SlotReply) -> None:
         reply = reply.renamed(str(job.path), job.name).cleaned()  # Dask named it on its worker
@@ -424,7 +433,7 @@ def _grade_staged(request: GradeRequest, module: Module, folder: Path, book: Gra
             _write_run(book.out, job.name, reply.run)
         book.record(reply.row.with_(submission=job.name, content_hash=job.digest,
                                     identity=job.identity, shape=job.shape))
-        events.graded(book.rows[job.name])
+        tell(job.name)
 
     start = time.perf_counter()
     if todo.jobs:

@@ -26,6 +26,7 @@ from typing import Any
 
 from harness.engine.catalog import collect
 from harness.engine.course import Module, load_course
+from harness.engine.events import QUIET, Listener, Step
 from harness.engine.mutants import Edit, Mutant, load_mutants, mutant_source, mutant_target
 from harness.engine.requests import LabRequest
 from harness.engine.results import RunResult, TestResult, Verdict
@@ -259,7 +260,7 @@ def _reference(module: Module, names: tuple[str, ...], store: LabCache, exhausti
     return run, {n: cells[n][1] for n in names}
 
 
-def run_lab(request: LabRequest, progress: Callable[[int, int, str], None] | None = None,
+def run_lab(request: LabRequest, listener: Listener | None = None,
             test_limit_s: float = LAB_TEST_LIMIT_S) -> LabResult:
     """The reference, then every mutant of the request's module, each against the whole catalog.
 
@@ -276,6 +277,7 @@ def run_lab(request: LabRequest, progress: Callable[[int, int, str], None] | Non
     """
     module_id, jobs, exhaustive = request.module_id, request.jobs, request.exhaustive
     seed = request.seed.number
+    listener = listener or QUIET
     start = time.perf_counter()
     module = load_course().module(module_id)
     mutants = load_mutants(module_id)
@@ -304,8 +306,8 @@ def run_lab(request: LabRequest, progress: Callable[[int, int, str], None] | Non
         if missing:
             work.append((m.id, missing))
     done = len(mutants) - len(work)
-    if progress and done:
-        progress(done, len(mutants), "from the cache")
+    if done:
+        listener.step(Step(done, len(mutants), "from the cache"))
     spent: dict[str, float] = {}
 
     def finished(mutant_id: str, results: list[dict[str, Any]], seconds: float) -> None:
@@ -317,8 +319,7 @@ def run_lab(request: LabRequest, progress: Callable[[int, int, str], None] | Non
         if store.folder:
             store.store_row(keys[mutant_id], cells[mutant_id])
         done += 1
-        if progress:
-            progress(done, len(mutants), mutant_id)
+        listener.step(Step(done, len(mutants), mutant_id))
 
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(work) or 1))
     by_id = {m.id: m for m in mutants}
@@ -342,6 +343,7 @@ def run_lab(request: LabRequest, progress: Callable[[int, int, str], None] | Non
                        _undesignated_notes(module_id, names, tuple(rows)), seed=seed)
     result.reuse.update(store.stats, folder=str(store.folder) if store.folder else "",
                         mode=store.mode)
+    listener.finished()
     return result
 
 

@@ -62,6 +62,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.engine.course import Module
+from harness.engine.events import Listener, Step
 from harness.engine.serial import reading, rerun_command, source_name, tagged, untag
 from harness.errors import HarnessError, MutantDoesNotApply, VerdictFailure
 from harness.own_tests.selection import PARTIAL, decode_reach, settle
@@ -264,7 +265,7 @@ NOT_RUN = "not run: your tests already failed to run on a correct implementation
 
 
 def run_all(server: _ForkServer, impls: list[Implementation], jobs: int, run_limit_s: float,
-            progress: Callable[[int, int, str], None] | None = None,
+            listener: Listener | None = None,
             paths: tuple[str, str] = ("", ""), exhaustive: bool = False) -> dict[str, Run]:
     """Every implementation once, ``jobs`` at a time, in a random order; a Run per key.
 
@@ -290,8 +291,8 @@ def run_all(server: _ForkServer, impls: list[Implementation], jobs: int, run_lim
             checks[job.select or frozenset()] = run
             return not stopped
         (runs if job.select is None else partial)[job.impl.key] = run
-        if progress is not None:
-            progress(len(runs) + len(partial), len(impls), job.impl.key)
+        if listener is not None:
+            listener.step(Step(len(runs) + len(partial), len(impls), job.impl.key))
         stopped = stopped or not (run.ran or not job.impl.correct)
         return not stopped
 
@@ -681,7 +682,7 @@ def pitfall_table(result: MineResult) -> list[tuple[int, int, int]]:
 
 def run_mine(module: Module, suite: Path, jobs: int | None = None, limits: Any = None,
              run_limit_s: float = RUN_LIMIT_S, mutant_ids: list[str] | None = None,
-             progress: Callable[[int, int, str], None] | None = None,
+             listener: Listener | None = None,
              exhaustive: bool = False) -> MineResult:
     """The suite at ``suite`` against every implementation of ``module``: the verdict. Each
     mutant runs the tests that reach its function (``harness.own_tests.selection``), or every
@@ -701,12 +702,14 @@ def run_mine(module: Module, suite: Path, jobs: int | None = None, limits: Any =
             # The mutants are applied while the server starts (its imports: the other core).
             impls = implementations(module, mutant_ids)
             sandboxed, contained = server.ready()
-            runs = run_all(server, impls, jobs, run_limit_s, progress,
+            runs = run_all(server, impls, jobs, run_limit_s, listener,
                            (config["snapshot"], str(suite.parent)), exhaustive)
         finally:
             server.close()
     finally:
         remove_tree(root)
+    if listener is not None:
+        listener.finished()
     return MineResult(module.id, str(suite), tuple((i, runs[i.key]) for i in impls if i.correct),
                       tuple((i, runs[i.key]) for i in impls if not i.correct),
                       dict(module.pitfalls),

@@ -13,7 +13,6 @@ import html
 import io
 import re
 import tokenize
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -21,7 +20,6 @@ from harness import __version__
 from harness.audit.equivalents import Record, skeleton
 from harness.audit.mutmut_result import MutmutAudit, MutmutRow
 from harness.escape import printable
-from harness.files import write_reports
 from harness.lab.sources import catalog_test_files, position
 from harness.paths import REFERENCE_PYTHON, REPO_ROOT
 from harness.report.common import json_text, md_cell
@@ -32,16 +30,14 @@ _ARITH = {"+", "-", "*", "/", "//", "%", "**"}
 _FSTRING = getattr(tokenize, "FSTRING_START", -1)  # Python 3.12+ splits f-strings
 
 
-def write_mutmut_reports(audit: MutmutAudit, out: Path | None = None) -> list[Path]:
-    """``audit-mutmut-<m>.json``, ``mutation-report-mutmut-<m>.json``, ``.md`` and ``.html``."""
-    m = audit.module
-    documents = {
-        f"audit-mutmut-{m}.json": json_text(audit.to_json()),
-        f"mutation-report-mutmut-{m}.json": json_text(to_stryker(audit)),
-        f"audit-mutmut-{m}.md": to_markdown(audit),
-        f"audit-mutmut-{m}.html": to_html(audit),
-    }
-    return write_reports(documents, out)
+def audit_json(audit: MutmutAudit) -> str:
+    """``audit-mutmut-<m>.json``: the result as the API returns it."""
+    return json_text(audit.to_json())
+
+
+def stryker_json(audit: MutmutAudit) -> str:
+    """``mutation-report-mutmut-<m>.json``: the audit in Stryker's mutation-testing report schema."""
+    return json_text(to_stryker(audit))
 
 
 # -- Stryker ----------------------------------------------------------------------------------------

@@ -4,38 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import xml.etree.ElementTree as ET
-from collections.abc import Callable
-from typing import Any, Self
 
 from harness.engine.course import load_course
 from harness.gate.engine import GateResult, ModuleGate, catalog_problem
-from harness.report.progress import Progress
-
-
-class GateProgress:
-    """Each module's line as it is gated (``say``), and on a terminal a bar below them naming
-    the module being checked; elsewhere the module lines are the progress.
-
-    The ``run_gate`` callback of one module, and a context manager that takes the bar down.
-    """
-
-    def __init__(self, milestone: str, order: list[str], width: int,
-                 say: Callable[[str], None], console: Any = None) -> None:
-        self.order, self.width, self.say, self.done = order, width, say, 0
-        self.bar = Progress(f"gate {milestone}", "modules", console=console, every_s=None)
-
-    def __enter__(self) -> Self:
-        self.bar.update(0, len(self.order), self.order[0] if self.order else "")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.bar.close()
-
-    def __call__(self, m: ModuleGate) -> None:
-        self.say(m.line(self.width))
-        self.done += 1
-        following = self.order[self.done] if self.done < len(self.order) else ""
-        self.bar.update(self.done, len(self.order), following)
 
 
 def format_failures(result: GateResult) -> str:

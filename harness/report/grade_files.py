@@ -1,4 +1,5 @@
-"""The files of a gradebook's folder that are views of it, rendered after every ``ol grade`` run:
+"""The files of a gradebook's folder that are views of it, rendered after every ``ol grade`` run
+(``harness.report.formats`` lists them):
 the class report (``report.md``, ``report.html``: ``harness.report.class_report``) and one
 Gradescope ``results.json`` per submission (``gradescope/NAME.json``:
 ``harness.report.gradescope``). The gradebook's own files (``gradebook.json``, ``gradebook.csv``,
@@ -6,8 +7,6 @@ Gradescope ``results.json`` per submission (``gradescope/NAME.json``:
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from harness.engine.course import Module
 from harness.grade.engine import GradeOutcome, run_file_name
@@ -24,17 +23,24 @@ def pitfall_infos(module: Module) -> dict[str, PitfallInfo]:
             for n, text in sorted(module.pitfalls.items())}
 
 
-def grade_files(outcome: GradeOutcome, module: Module) -> list[tuple[Path, str]]:
-    """``(path, text)`` of every view to write: the class report of the whole gradebook, and the
-    Gradescope results of each of its submissions (none for an ``internal`` row, which is not
-    graded, nor for a row whose run file is gone)."""
+def report_markdown(outcome: GradeOutcome, module: Module) -> str:
+    """``report.md``: the class report of the whole gradebook."""
+    return clean(class_markdown(clean(outcome.book.to_json()), pitfall_infos(module)))
+
+
+def report_html(outcome: GradeOutcome, module: Module) -> str:
+    """``report.html``: the class report of the whole gradebook, one self-contained page."""
+    return clean(class_html(clean(outcome.book.to_json()), pitfall_infos(module)))
+
+
+def gradescope_files(outcome: GradeOutcome, module: Module | None = None) -> dict[str, str]:
+    """``gradescope/NAME.json`` of each submission of the gradebook, by its path under the
+    gradebook's folder (none for an ``internal`` row, which is not graded, nor for a row whose
+    run file is gone)."""
     book = outcome.book
-    data = clean(book.to_json())
-    known = pitfall_infos(module)
-    files = [(book.out / REPORT_MD, class_markdown(data, known)),
-             (book.out / REPORT_HTML, class_html(data, known))]
+    files: dict[str, str] = {}
     for name in sorted(book.rows):
         result = outcome.result_of(name)
         if result is not None:
-            files.append((book.out / GRADESCOPE_DIR / run_file_name(name), to_gradescope(result)))
-    return [(path, clean(text)) for path, text in files]
+            files[f"{GRADESCOPE_DIR}/{run_file_name(name)}"] = clean(to_gradescope(result))
+    return files

@@ -39,6 +39,11 @@ def to_junit(results: Iterable[RunResult]) -> str:
                     [testsuite(result) for result in results])
 
 
+def run_junit(result: RunResult) -> str:
+    """One run's JUnit XML document (``ol check --junit``)."""
+    return to_junit([result])
+
+
 def document(root: ET.Element, suites: Iterable[ET.Element]) -> str:
     """``root`` (a ``<testsuites>``) holding ``suites``, as the text of a JUnit XML file."""
     root.extend(suites)

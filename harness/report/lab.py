@@ -17,12 +17,10 @@ all) is shown through ``printable`` in each format all the same, as in every oth
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 from typing import Any
 
 from harness import __version__
 from harness.escape import printable
-from harness.files import write_reports
 from harness.lab.engine import LabResult, MutantRow
 from harness.lab.sources import catalog_test_files, mutation_span, position, reference_key, reference_text
 from harness.report.common import (
@@ -54,21 +52,14 @@ MD_MARKS = {DESIGNATED: "**X**", KILLED: "x", MISSED: "**!**", SURVIVED: "", NOT
 
 
 
-def write_lab_reports(result: LabResult, out: Path | None = None) -> list[Path]:
-    """Write ``lab-<m>.json``, ``mutation-report-<m>.json``, ``lab-<m>.md`` and ``lab-<m>.html``.
+def lab_json(result: LabResult) -> str:
+    """``lab-<m>.json``: the result as the API returns it."""
+    return json_text(result.to_json())
 
-    Into ``out``, or ``reports/`` when it is None; returns the paths written, in that order.
-    """
-    from harness.report.lab_html import to_lab_html
 
-    m = result.module
-    documents = {
-        f"lab-{m}.json": json_text(result.to_json()),
-        f"mutation-report-{m}.json": json_text(to_stryker(result)),
-        f"lab-{m}.md": to_lab_markdown(result),
-        f"lab-{m}.html": to_lab_html(result),
-    }
-    return write_reports(documents, out)
+def stryker_json(result: LabResult) -> str:
+    """``mutation-report-<m>.json``: the lab in Stryker's mutation-testing report schema."""
+    return json_text(to_stryker(result))
 
 
 # -- terminal -----------------------------------------------------------------------------------

@@ -13,29 +13,16 @@ from __future__ import annotations
 
 import io
 import textwrap
-from pathlib import Path
 
 from harness.audit.analytic import TARGET_POWER
 from harness.audit.power_result import MutantPower, PowerAudit, TestPower
 from harness.escape import printable
-from harness.files import default_reports_dir, write_atomic
 from harness.report.common import json_text, md_cell
 
 
-def write_power_reports(audit: PowerAudit, out: Path | None = None) -> tuple[list[Path], str]:
-    """``audit-power-<m>.json``, ``.md`` and ``.png``; the note is why a PNG is missing, if it is."""
-    base = Path(out) if out is not None else default_reports_dir()
-    m = audit.module
-    documents: dict[str, str | bytes] = {
-        f"audit-power-{m}.json": json_text(audit.to_json()),
-        f"audit-power-{m}.md": to_markdown(audit),
-    }
-    note = ""
-    try:
-        documents[f"audit-power-{m}.png"] = to_png(audit)
-    except ImportError:
-        note = "no PNG: matplotlib is not installed (python3 -m pip install -e '.[plot]')"
-    return [write_atomic(base / name, data) for name, data in documents.items()], note
+def power_json(audit: PowerAudit) -> str:
+    """``audit-power-<m>.json``: the result as the API returns it."""
+    return json_text(audit.to_json())
 
 
 def _g(x: float | None, digits: int = 3) -> str:

@@ -7,7 +7,8 @@ numpy, scipy and pytest) plain lines: a counter line every ``every_s`` seconds a
 of a run that printed one, or none at all (``every_s=None``, for a command whose own lines say
 enough). ``rich`` is imported only when a terminal gets the bar.
 
-A ``Progress`` is the ``(done, total, label)`` callback the lab and own-tests engines take, and a
+A ``Progress`` is a ``Listener`` of the engines' events (``harness.engine.events``: a ``step``
+moves the counter, a ``line`` is printed above the bar, ``finished`` takes it down), and a
 context manager that always takes the live bar down, also when the run fails.
 """
 
@@ -20,6 +21,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Self, TextIO
 
+from harness.engine.events import Listener, Step
 from harness.escape import printable
 
 PLAIN_EVERY_S = 10.0  # a CI log gets a counter line this often, not one per step
@@ -45,7 +47,7 @@ def _terminal_console(stream: TextIO) -> Any | None:
     return Console(file=stream)
 
 
-class Progress:
+class Progress(Listener):
     """A counter with a total, the current label and an ETA: ``rich`` on a terminal, else lines.
 
     ``console`` (a ``rich.console.Console``) forces the live form on it, for tests; ``clock``
@@ -78,8 +80,11 @@ class Progress:
                  tb: TracebackType | None) -> None:
         self.close()
 
-    def __call__(self, done: int, total: int, label: str = "") -> None:
-        self.update(done, total, label)
+    def step(self, step: Step) -> None:
+        self.update(step.done, step.total, step.label)
+
+    def finished(self) -> None:
+        self.close()
 
     def update(self, done: int, total: int | None, label: str = "") -> None:
         """``done`` of ``total`` steps so far (None: not known), ``label`` the current one."""

@@ -14,16 +14,15 @@ from harness.audit.equivalents import Record
 from harness.audit.mutations import MutmutMutant
 from harness.audit.mutmut_result import MutmutAudit, MutmutRow
 from harness.audit.power_result import MutantPower, PowerAudit, TestPower
+from harness.commands.reports import write_folder
 from harness.paths import REFERENCE_PYTHON
 from harness.report.audit import (
     mutator_name,
     to_html,
     to_markdown,
     to_stryker,
-    write_mutmut_reports,
 )
 from harness.report.power import to_markdown as power_markdown
-from harness.report.power import write_power_reports
 
 SCHEMA = Path(__file__).resolve().parent.parent / "schemas" / "mutation-testing-report-schema.json"
 FILE = "tinyllm/prob/rejection.py"
@@ -112,7 +111,7 @@ def test_without_the_lab_the_speed_lines_say_how_to_compare(audit):
 
 
 def test_all_mutmut_reports_are_written(audit, tmp_path):
-    names = sorted(p.name for p in write_mutmut_reports(audit, tmp_path))
+    names = sorted(p.name for p in write_folder(audit, tmp_path).paths)
     assert names == ["audit-mutmut-M07.6.html", "audit-mutmut-M07.6.json", "audit-mutmut-M07.6.md",
                      "mutation-report-mutmut-M07.6.json"]
 
@@ -158,7 +157,8 @@ def test_power_markdown_states_the_detectable_change_and_each_mutant():
 
 def test_power_reports_are_written_with_a_plot(tmp_path):
     pytest.importorskip("matplotlib")
-    paths, note = write_power_reports(_power_audit(200), tmp_path)
+    written = write_folder(_power_audit(200), tmp_path)
+    paths, note = written.paths, "".join(written.notes)
     assert note == "" and sorted(p.suffix for p in paths) == [".json", ".md", ".png"]
     png = next(p for p in paths if p.suffix == ".png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"

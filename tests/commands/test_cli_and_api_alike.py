@@ -80,11 +80,11 @@ def test_the_api_tells_what_it_resolved_before_the_run_and_a_lost_record_as_a_wa
         def warned(self, message):
             seen.append(("warned", message))
 
-    def plant_a_link(test):  # what the student's code could do during the run
-        if not (ws / ".ol").is_symlink():
-            (ws / ".ol").symlink_to(tmp_path)
+        def step(self, step):  # what the student's code could do during the run
+            if not (ws / ".ol").is_symlink():
+                (ws / ".ol").symlink_to(tmp_path)
 
-    result = api.check(api.CheckRequest("M06.3", seed=9), on_result=plant_a_link, events=Events())
+    result = api.check(api.CheckRequest("M06.3", seed=9), Events())
     assert result.verdict == "pass"
     (_, found), (_, start), (_, why) = seen
     assert found == Workspace(ws.resolve()) and start.workspace == found
@@ -139,12 +139,13 @@ def test_the_gates_fresh_seed_is_drawn_behind_the_api_and_told_before_a_module_r
     monkeypatch.setattr("harness.gate.engine.check_one", lambda *a: pytest.fail("a module ran"))
     seen: list[Any] = []
 
-    def stop(start):  # the caller may refuse what was resolved: nothing runs then
-        seen.append(start)
-        raise HarnessError("stopped by the caller", "a test")
+    class Stop(api.Listener):
+        def started(self, start):  # the caller may refuse what was resolved: nothing runs then
+            seen.append(start)
+            raise HarnessError("stopped by the caller", "a test")
 
     with pytest.raises(HarnessError, match="stopped by the caller"):
-        api.gate(api.GateRequest("MS-P6", workspace=str(ws)), on_start=stop)
+        api.gate(api.GateRequest("MS-P6", workspace=str(ws)), Stop())
     (start,) = seen
     assert drawn == [4242] and start.seed == 4242 and start.workspace.root == ws.resolve()
     assert start.replay == f"ol gate MS-P6 --workspace {ws.resolve()} --seed 4242"
@@ -195,5 +196,5 @@ def test_own_tests_exhaustive_goes_through_the_api_as_the_command_does(monkeypat
         main(["tests", "M07.6", "--mine", str(tmp_path / "test_mine.py"), "--exhaustive"])
     with pytest.raises(SystemExit):
         api.own_tests(api.OwnTestsRequest("M07.6", str(tmp_path / "test_mine.py"), exhaustive=True))
-    cli, by_api = ({k: v for k, v in kw.items() if k != "progress"} for kw in seen)
+    cli, by_api = ({k: v for k, v in kw.items() if k != "listener"} for kw in seen)
     assert cli == by_api and cli["exhaustive"] is True

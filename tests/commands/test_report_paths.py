@@ -76,14 +76,14 @@ def test_a_link_into_the_python_tree_is_refused_too(tmp_path, capsys):
 
 def test_the_reference_and_ols_own_code_are_never_report_paths(tmp_path, capsys, monkeypatch):
     # Stand-ins for reference/python and harness/: a regression must not overwrite the real ones.
-    import harness.commands.common
+    import harness.commands.reports
 
     fake_reference, fake_package = tmp_path / "reference/python", tmp_path / "harness"
     for folder in (fake_reference, fake_package):
         folder.mkdir(parents=True)
         (folder / "code.py").write_text("x = 1\n")
-    monkeypatch.setattr(harness.commands.common, "REFERENCE_PYTHON", fake_reference)
-    monkeypatch.setattr(harness.commands.common, "PACKAGE_DIR", fake_package)
+    monkeypatch.setattr(harness.commands.reports, "REFERENCE_PYTHON", fake_reference)
+    monkeypatch.setattr(harness.commands.reports, "PACKAGE_DIR", fake_package)
     refused(["check", "M07.6", "--target", "reference", "--json", fake_reference / "code.py"],
             capsys, "is inside the reference's python/ folder")
     refused(["check", "M07.6", "--target", "reference", "--junit", fake_package / "code.py"],

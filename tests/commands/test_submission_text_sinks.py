@@ -15,7 +15,7 @@ from harness.engine.workspace import read_source
 from harness.errors import HarnessError
 from harness.gate.engine import GateResult, ModuleGate
 from harness.report.gate import format_failures, to_gate_json, to_gate_markdown
-from harness.report.grade import say
+from harness.terminal.grade import say
 
 HOSTILE = "\x1b[2K\x1b[1A19 passed (verdict: pass)\r\u202e \ud800"
 

@@ -24,6 +24,7 @@ from harness.audit.mutations import MutmutMutant
 from harness.audit.mutmut_result import MutmutAudit, MutmutRow
 from harness.audit.power_result import MutantPower, PowerAudit, TestPower
 from harness.check.engine import CheckRequest, run_check
+from harness.commands.reports import write_folder
 from harness.engine.course import load_course
 from harness.engine.requests import GateRequest
 from harness.engine.results import Kind, Outcome, RunResult, TestResult
@@ -37,7 +38,6 @@ from harness.lab.engine import NOT_RUN, LabResult
 from harness.own_tests.engine import MineResult, run_mine
 from harness.paths import REFERENCE_DIR, REPO_ROOT
 from harness.report.common import json_text
-from harness.report.lab import write_lab_reports
 
 M07_6 = load_course().module("M07.6")
 SUITES = REPO_ROOT / "tests" / "own_tests" / "suites"
@@ -100,7 +100,7 @@ def test_a_gate_with_a_failure_and_a_block_round_trips(tmp_path):
 @pytest.mark.slow
 def test_the_lab_round_trips_from_the_file_it_writes(module_lab, tmp_path):
     lab = module_lab("M06.3")
-    path = write_lab_reports(lab, tmp_path)[0]
+    path = write_folder(lab, tmp_path).paths[0]
     again = read_result(path, LabResult)
     assert again == lab
     assert again.minimal_subset() == lab.minimal_subset() and again.verdict == lab.verdict

@@ -22,6 +22,7 @@ import pytest
 from jsonschema import Draft7Validator
 
 from harness import files as report_io
+from harness.commands.reports import write_folder
 from harness.engine.mutants import apply, load_mutants
 from harness.engine.results import Kind, Outcome, RunResult, TestResult
 from harness.lab.engine import LabResult, MutantRow
@@ -36,7 +37,6 @@ from harness.report.lab import (
     lab_summary,
     to_lab_markdown,
     to_stryker,
-    write_lab_reports,
 )
 from harness.report.lab_html import COLORS, to_lab_html
 
@@ -82,7 +82,7 @@ def lab() -> LabResult:
 
 @pytest.fixture
 def written(lab: LabResult, tmp_path: Path) -> dict[str, Path]:
-    return {p.name: p for p in write_lab_reports(lab, tmp_path)}
+    return {p.name: p for p in write_folder(lab, tmp_path).paths}
 
 
 def validate_stryker(report: dict) -> list[str]:
@@ -94,17 +94,17 @@ def validate_stryker(report: dict) -> list[str]:
 
 # -- files ------------------------------------------------------------------------------------
 
-def test_write_lab_reports_writes_the_four_files_and_returns_their_paths(lab, tmp_path):
-    paths = write_lab_reports(lab, tmp_path / "out")
+def test_write_folder_of_a_lab_writes_the_four_files_and_returns_their_paths(lab, tmp_path):
+    paths = write_folder(lab, tmp_path / "out").paths
     assert [p.name for p in paths] == [
         "lab-M07.6.json", "mutation-report-M07.6.json", "lab-M07.6.md", "lab-M07.6.html"]
     assert all(p.parent == tmp_path / "out" and p.stat().st_size > 0 for p in paths)
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(p.name for p in paths)
 
 
-def test_write_lab_reports_defaults_to_the_reports_dir(lab, tmp_path, monkeypatch):
+def test_write_folder_of_a_lab_defaults_to_the_reports_dir(lab, tmp_path, monkeypatch):
     monkeypatch.setattr(report_io, "default_reports_dir", lambda: tmp_path / "reports")
-    paths = write_lab_reports(lab, None)
+    paths = write_folder(lab, None).paths
     assert {p.parent for p in paths} == {tmp_path / "reports"}
 
 
@@ -445,7 +445,7 @@ def test_lab_summary_stays_one_screen_when_everything_survives():
 
 @pytest.mark.slow
 def test_real_lab_reports_validate_and_render(real_lab, tmp_path):
-    paths = {p.name: p for p in write_lab_reports(real_lab, tmp_path)}
+    paths = {p.name: p for p in write_folder(real_lab, tmp_path).paths}
     report = json.loads(paths["mutation-report-M07.6.json"].read_text(encoding="utf-8"))
     assert validate_stryker(report) == []
     assert len(report["files"][SOURCE_KEY]["mutants"]) == len(real_lab.rows)
@@ -510,7 +510,7 @@ def test_html_shows_not_run_cells_with_a_legend_and_a_title():
 @pytest.mark.slow
 def test_html_not_run_cells_render_in_their_own_colour(tmp_path):
     lab = make_sparse_lab()
-    paths = {p.name: p for p in write_lab_reports(lab, tmp_path)}
+    paths = {p.name: p for p in write_folder(lab, tmp_path).paths}
     check_rendering(paths["lab-M07.6.html"], tmp_path, lab, height=700)
 
 

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.engine.events import Step
 from harness.grade.row import GradeRow
-from harness.report.progress import Progress, interactive, progress_printer
+from harness.report.progress import Progress, interactive
 
 needs_rich = pytest.mark.skipif(importlib.util.find_spec("rich") is None,
                                 reason="rich is not installed (the plain form is tested anyway)")
@@ -57,10 +58,10 @@ def test_a_terminal_gets_the_live_form_unless_ci_or_a_dumb_terminal(terminal_env
 @needs_rich
 def test_on_a_terminal_the_bar_is_rich(terminal_env):
     stream = FakeTerminal()
-    with progress_printer("lab M07.6", "mutants", stream=stream) as show:
+    with Progress("lab M07.6", "mutants", stream=stream) as show:
         assert show.live
-        show(1, 2, "s01")
-        show(2, 2, "s02")
+        show.step(Step(1, 2, "s01"))
+        show.step(Step(2, 2, "s02"))
     assert "2/2" in stream.getvalue() and "\x1b[" in stream.getvalue()
 
 
@@ -71,7 +72,7 @@ def test_the_plain_form_with_ci_set_prints_counter_lines(monkeypatch):
         assert not show.live
         for done, label in enumerate(("s01", "s02", "s03", "s04"), start=1):
             clock.now += 6  # a line every 10 s at most: after s02 (12 s), after s04 (24 s)
-            show(done, 4, label)
+            show.step(Step(done, 4, label))
     assert stream.getvalue().splitlines() == [
         "lab M07.6: 2/4 mutants (s02), 12 s, about 12 s left",
         "lab M07.6: 4/4 mutants in 24 s",
@@ -83,10 +84,10 @@ def test_a_short_plain_run_prints_nothing_and_every_step_when_asked(monkeypatch)
     quiet, each = io.StringIO(), io.StringIO()
     with Progress("lab M07.6", "mutants", stream=quiet) as show:
         for done in (1, 2):
-            show(done, 2, f"s0{done}")
+            show.step(Step(done, 2, f"s0{done}"))
     with Progress("lab M07.6", "mutants", stream=each, every_s=0) as show:
         for done in (1, 2):
-            show(done, 2, f"s0{done}")
+            show.step(Step(done, 2, f"s0{done}"))
     assert quiet.getvalue() == ""
     assert each.getvalue().splitlines()[0].startswith("lab M07.6: 1/2 mutants (s01), 0 s")
     assert len(each.getvalue().splitlines()) == 2
@@ -111,7 +112,7 @@ def test_the_plain_form_when_rich_cannot_be_imported(terminal_env, monkeypatch):
     stream = FakeTerminal()
     with Progress("tests M07.6 --mine", "implementations", stream=stream, every_s=0) as show:
         assert not show.live
-        show(1, 1, "reference")
+        show.step(Step(1, 1, "reference"))
         show.line("a line of the command's own")
     assert stream.getvalue().splitlines() == ["tests M07.6 --mine: 1/1 implementations in 0 s",
                                               "a line of the command's own"]
@@ -121,7 +122,7 @@ def test_a_label_from_a_submission_is_shown_not_obeyed(monkeypatch):
     monkeypatch.setenv("CI", "1")
     stream = io.StringIO()
     with Progress("grade M07.6", "submissions", stream=stream, every_s=0) as show:
-        show(1, 2, "bob\x1b[2K\r")
+        show.step(Step(1, 2, "bob\x1b[2K\r"))
     assert "bob\\x1b[2K\\r" in stream.getvalue() and "\x1b" not in stream.getvalue()
 
 
@@ -133,15 +134,16 @@ ROW = GradeRow(submission="alice", verdict="pass", tests={f"t{i}": "passed" for 
 
 @needs_rich
 def test_grade_keeps_its_lines_and_draws_the_bar_on_a_terminal(capsys):
-    from harness.report.grade import GradeProgress
+    from harness.grade.engine import GradePlanned
+    from harness.terminal.grade import GradeProgress
 
     buffer = io.StringIO()
+    bob = ROW.with_(submission="bob", verdict="error", tests={}, message="no python/ folder")
     with GradeProgress(console=fake_console(buffer)) as events:
-        events.planned("M07.6", Path("/subs"), 2, 0, 2, "4 processes", None,
-                       "ol check M07.6 --workspace /subs/NAME --seed public", False)
-        events.graded(ROW)
-        events.graded(ROW.with_(submission="bob", verdict="error", tests={},
-                                message="no python/ folder"))
+        events.started(GradePlanned("M07.6", Path("/subs"), 2, 0, 2, "4 processes", None,
+                                    "ol check M07.6 --workspace /subs/NAME --seed public", False))
+        events.step(Step(1, 2, "alice", ROW))
+        events.step(Step(2, 2, "bob", bob))
         events.finished()
     assert capsys.readouterr().out.splitlines() == [
         ("ol grade M07.6: 2 submissions in /subs; 0 unchanged since graded, 2 to check on "
@@ -155,12 +157,14 @@ def test_grade_keeps_its_lines_and_draws_the_bar_on_a_terminal(capsys):
 
 
 def test_grade_off_a_terminal_prints_its_lines_only(capsys):
-    from harness.report.grade import GradeProgress
+    from harness.grade.engine import GradePlanned
+    from harness.terminal.grade import GradeProgress
 
     with GradeProgress(bar=io.StringIO()) as events:
         assert not events.progress.live
-        events.planned("M07.6", Path("/subs"), 1, 0, 1, "1 process", 5, "ol check ...", True)
-        events.graded(ROW)
+        events.started(GradePlanned("M07.6", Path("/subs"), 1, 0, 1, "1 process", 5,
+                                    "ol check ...", True))
+        events.step(Step(1, 1, "alice", ROW))
         events.finished()
     captured = capsys.readouterr()
     assert captured.out.splitlines()[-1].startswith("  [1/1] alice")
@@ -170,25 +174,25 @@ def test_grade_off_a_terminal_prints_its_lines_only(capsys):
 @needs_rich
 def test_the_gate_prints_each_module_line_and_names_the_next_module(monkeypatch):
     from harness.gate.engine import ModuleGate
-    from harness.report.gate import GateProgress
+    from harness.terminal.gate import GateProgress
 
     lines: list[str] = []
     buffer = io.StringIO()
     with GateProgress("MS-P6", ["M06.3", "M07.1"], 5, lines.append,
                       console=fake_console(buffer)) as on_module:
         assert on_module.bar.live
-        on_module(ModuleGate("M06.3", "PCG32", "error", message="it broke"))
-        on_module(ModuleGate("M07.1", "Categorical", "blocked", message="by M06.3"))
+        on_module.step(Step(1, 2, "M06.3", ModuleGate("M06.3", "PCG32", "error", message="it broke")))
+        on_module.step(Step(2, 2, "M07.1",
+                            ModuleGate("M07.1", "Categorical", "blocked", message="by M06.3")))
     assert lines == ["  M06.3  error    it broke", "  M07.1  blocked  by M06.3"]
     assert "gate MS-P6" in buffer.getvalue() and "M07.1" in buffer.getvalue()
 
 
 def test_the_audit_sink_keeps_its_lines(monkeypatch, capsys):
-    from harness.commands.audit import _progress
+    from harness.terminal.lines import TimedLines
 
     monkeypatch.setenv("CI", "1")
     with Progress("audit M07.6 --power") as bar:
-        say = _progress("audit M07.6 --power", bar)
-        say("trials: 12 seeded runs")
+        TimedLines("audit M07.6 --power", bar).line("trials: 12 seeded runs")
     err = capsys.readouterr().err
     assert err.endswith("] audit M07.6 --power: trials: 12 seeded runs\n") and err.startswith("[")

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from harness import files as report_io
 from harness.engine.catalog import collect
 from harness.engine.course import Module, load_course
 from harness.engine.results import CaseInfo, Kind, Outcome, RunResult, TestResult
@@ -23,7 +22,6 @@ from harness.files import (
     default_reports_dir,
     write_atomic,
     write_report,
-    write_reports,
 )
 from harness.report import render
 from harness.report.gradescope import to_gradescope
@@ -327,22 +325,3 @@ def test_write_report_puts_relative_paths_under_the_reports_dir(tmp_path):
     assert (tmp_path / "M07.6" / "run.md").read_text(encoding="utf-8") == "x"
 
 
-def test_write_reports_writes_each_document_in_order_into_the_folder(tmp_path):
-    paths = write_reports({"b.json": "{}\n", "a.md": "# a\n", "c.png": b"\x89PNG"}, tmp_path / "out")
-    assert paths == [tmp_path / "out" / n for n in ("b.json", "a.md", "c.png")]
-    assert [p.read_bytes() for p in paths] == [b"{}\n", b"# a\n", b"\x89PNG"]
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.md", "b.json", "c.png"]
-
-
-def test_write_reports_defaults_to_the_reports_dir(tmp_path, monkeypatch):
-    monkeypatch.setattr(report_io, "default_reports_dir", lambda: tmp_path / "reports")
-    assert write_reports({"x.md": "x"}, None) == [tmp_path / "reports" / "x.md"]
-
-
-def test_write_reports_into_a_file_is_write_atomics_error(tmp_path):
-    blocker = tmp_path / "not-a-dir"
-    blocker.write_text("x", encoding="utf-8")
-    with pytest.raises(HarnessError) as info:
-        write_reports({"r.json": "{}"}, blocker)
-    assert info.value.message.startswith(f"cannot write {blocker / 'r.json'}: ")
-    assert info.value.hint == "choose a writable path"

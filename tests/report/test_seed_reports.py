@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft7Validator
 
+from harness.commands.reports import write_folder
 from harness.engine.mutants import load_mutants
 from harness.engine.results import Kind, Outcome, RunResult, TestResult
 from harness.engine.seeding import replay_command
@@ -33,7 +34,6 @@ from harness.report.lab import (
     lab_summary,
     to_lab_markdown,
     to_stryker,
-    write_lab_reports,
 )
 from harness.report.lab_html import to_lab_html
 from harness.report.markdown import to_markdown
@@ -184,7 +184,7 @@ def test_every_lab_report_records_the_seed(tmp_path):
     stryker = to_stryker(result)
     assert stryker["config"]["seed"] == SEED and stryker["config"]["cases"] == line
     Draft7Validator(json.loads(STRYKER_SCHEMA.read_text())).validate(stryker)
-    paths = write_lab_reports(result, tmp_path)
+    paths = write_folder(result, tmp_path).paths
     assert json.loads(paths[0].read_text())["seed"] == SEED
     assert "cases:" not in lab_summary(result)  # the terminal says it once, at the top
 
