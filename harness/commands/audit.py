@@ -19,8 +19,8 @@ from pathlib import Path
 from harness.engine.course import load_course
 from harness.engine.requests import AuditRequest
 from harness.errors import EXIT_FAIL, EXIT_PASS, HarnessError
-from harness.report.progress import Progress
 from harness.terminal.lines import TimedLines
+from harness.terminal.progress import Progress
 
 
 def run(args: argparse.Namespace) -> int:

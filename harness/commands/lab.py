@@ -17,7 +17,7 @@ def run(args: argparse.Namespace) -> int:
     from harness import api
     from harness.report.lab import lab_summary
     from harness.report.lab_parts import lab_cases_line
-    from harness.report.progress import Progress
+    from harness.terminal.progress import Progress
 
     module = load_course().module(args.module)
     request = api.LabRequest(module.id, args.jobs, args.exhaustive, seed_option(args, fresh=False),

@@ -38,7 +38,7 @@ def run_own_tests(args: argparse.Namespace) -> int:
     from harness import api
     from harness.own_tests.alternatives import load_alternatives
     from harness.report.own_tests import format_text
-    from harness.report.progress import Progress
+    from harness.terminal.progress import Progress
 
     module = load_course().module(args.module)
     load_alternatives(module)  # a module without hidden implementations stops here, in one line

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any, Self
 
 from harness.engine.events import Listener, Step
-from harness.report.progress import Progress
+from harness.terminal.progress import Progress
 
 
 class GateProgress(Listener):

@@ -11,7 +11,7 @@ from harness.engine.events import Listener, Step
 from harness.grade.engine import GradeOutcome, GradePlanned, shown
 from harness.grade.gradebook import clean
 from harness.report.grade import count, grade_cases_line, row_line, summary
-from harness.report.progress import Progress
+from harness.terminal.progress import Progress
 
 
 def say(text: str, stream: TextIO | None = None) -> None:
@@ -27,7 +27,7 @@ def say(text: str, stream: TextIO | None = None) -> None:
 
 class GradeProgress(Listener):
     """A line per graded submission on stdout; on a terminal, a bar with an ETA below them
-    (``harness.report.progress``: the lines are the progress elsewhere).
+    (``harness.terminal.progress``: the lines are the progress elsewhere).
 
     ``bar`` is the bar's stream (default stderr), ``console`` a ``rich`` console to force the
     bar on (for tests). A context manager: the bar is taken down when the run ends or fails.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from harness.engine.events import Listener
-from harness.report.progress import Progress
+from harness.terminal.progress import Progress
 
 
 class TimedLines(Listener):

@@ -1,4 +1,4 @@
-"""Progress (``harness.report.progress``): a rich bar on a terminal, plain lines elsewhere, and
+"""Progress (``harness.terminal.progress``): a rich bar on a terminal, plain lines elsewhere, and
 plain lines when ``rich`` is not installed (students install only numpy, scipy and pytest)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 from harness.engine.events import Step
 from harness.grade.row import GradeRow
-from harness.report.progress import Progress, interactive
+from harness.terminal.progress import Progress, interactive
 
 needs_rich = pytest.mark.skipif(importlib.util.find_spec("rich") is None,
                                 reason="rich is not installed (the plain form is tested anyway)")
