@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.commands.quotes import quotes_of
 from harness.errors import HarnessError
 from harness.paths import PACKAGE_DIR, REFERENCE_PYTHON
 from harness.report.formats import folder_formats, format_named
+from harness.report.quotes import NO_QUOTES
 
 
 @dataclass(frozen=True)
@@ -32,8 +34,11 @@ class Written:
 def write_files(result: Any, asked: Mapping[str, str | Path | None], **context: Any) -> list[Path]:
     """Each file format of ``result`` asked for, ``format name -> path`` (None: not asked)."""
     kind = type(result).__name__
-    documents = [(Path(path), format_named(kind, name).render(result, **context))
-                 for name, path in asked.items() if path]
+    paths = {name: Path(path) for name, path in asked.items() if path}
+    formats = [format_named(kind, name) for name in paths]
+    quotes = quotes_of(result) if any(f.quotes for f in formats) else NO_QUOTES
+    documents = [(path, fmt.render(result, quotes, **context))
+                 for fmt, path in zip(formats, paths.values(), strict=True)]
     return _write([(path, _one(text)) for path, text in documents])
 
 
@@ -47,9 +52,11 @@ def write_folder(result: Any, folder: Path | str | None, **context: Any) -> Writ
     documents: list[tuple[Path, str | bytes]] = []
     notes: list[str] = []
     module = str(getattr(result, "module", ""))
-    for fmt in folder_formats(type(result).__name__):
+    formats = folder_formats(type(result).__name__)
+    quotes = quotes_of(result) if any(f.quotes for f in formats) else NO_QUOTES
+    for fmt in formats:
         try:
-            rendered = fmt.render(result, **context)
+            rendered = fmt.render(result, quotes, **context)
         except ImportError:
             if not fmt.needs:
                 raise

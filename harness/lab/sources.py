@@ -1,4 +1,5 @@
-"""What the lab's reports quote of the sources: the mutated reference files, the catalog's test
+"""What the lab's reports quote of the sources, read here for them (``harness.commands.quotes``
+hands it over): the mutated reference files, the catalog's test
 files, and where each mutant changes the reference (the span its edits cover, for Stryker)."""
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from harness.engine.catalog import collect
 from harness.engine.course import load_course
 from harness.engine.mutants import Mutant, apply
 from harness.errors import HarnessError
-from harness.lab.engine import LabResult
 from harness.paths import REFERENCE_PYTHON, REPO_ROOT
 
 
@@ -73,19 +73,20 @@ def position(source: str, offset: int) -> dict[str, int]:
     return {"line": source.count("\n", 0, offset) + 1, "column": offset - line_start + 1}
 
 
-def catalog_test_files(result: LabResult) -> dict[str, dict[str, Any]]:
-    """The catalog tests, keyed by their file, with ids equal to the names ``killedBy`` uses."""
+def catalog_test_files(module_id: str, tests: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    """The catalog's ``tests`` of ``module_id``, keyed by their file, with ids equal to the
+    names ``killedBy`` uses (a test the catalog no longer has is still listed)."""
     try:
-        module = load_course().module(result.module)
+        module = load_course().module(module_id)
     except HarnessError:
         module = None
     found = {info.name: fn for info, fn in collect(module)} if module else {}
     files: dict[str, dict[str, Any]] = {}
-    for test in result.tests:
+    for test in tests:
         fn = found.get(test)
         source = inspect.getsourcefile(fn) if fn else None
         path = Path(source).resolve() if source else None
-        key = _test_file_key(path, result.module)
+        key = _test_file_key(path, module_id)
         if key not in files:
             files[key] = {"tests": []}
             if path:

@@ -13,16 +13,15 @@ import html
 import io
 import re
 import tokenize
-from types import SimpleNamespace
 from typing import Any
 
 from harness import __version__
 from harness.audit.equivalents import Record, skeleton
 from harness.audit.mutmut_result import MutmutAudit, MutmutRow
 from harness.escape import printable
-from harness.lab.sources import catalog_test_files, position
-from harness.paths import REFERENCE_PYTHON, REPO_ROOT
+from harness.lab.sources import position, reference_key
 from harness.report.common import json_text, md_cell
+from harness.report.quotes import Quotes
 
 THRESHOLDS = {"high": 100, "low": 80}
 _COMPARE = {"<", "<=", ">", ">=", "==", "!="}
@@ -35,24 +34,24 @@ def audit_json(audit: MutmutAudit) -> str:
     return json_text(audit.to_json())
 
 
-def stryker_json(audit: MutmutAudit) -> str:
+def stryker_json(audit: MutmutAudit, quotes: Quotes) -> str:
     """``mutation-report-mutmut-<m>.json``: the audit in Stryker's mutation-testing report schema."""
-    return json_text(to_stryker(audit))
+    return json_text(to_stryker(audit, quotes))
 
 
 # -- Stryker ----------------------------------------------------------------------------------------
 
-def to_stryker(audit: MutmutAudit) -> dict[str, Any]:
-    source = (REFERENCE_PYTHON / audit.file).read_text(encoding="utf-8")
-    key = f"{REFERENCE_PYTHON.relative_to(REPO_ROOT).as_posix()}/{audit.file}"
+def to_stryker(audit: MutmutAudit, quotes: Quotes) -> dict[str, Any]:
+    """The audit as a Stryker report: the reference file mutmut mutated (its text and the
+    catalog's test files: ``quotes``)."""
+    source = quotes.references[audit.file]
+    key = reference_key(audit.file)
     return {
         "schemaVersion": "2",
         "thresholds": dict(THRESHOLDS),
         "files": {key: {"language": "python", "source": source,
                         "mutants": [_stryker_mutant(row, source) for row in audit.rows]}},
-        # Duck-typed: _stryker_test_files reads only a LabResult's module and tests.
-        "testFiles": catalog_test_files(
-            SimpleNamespace(module=audit.module, tests=audit.tests)),  # type: ignore[arg-type]
+        "testFiles": dict(quotes.test_files),
         "framework": {"name": f"ol audit (mutmut {audit.mutmut_version})", "version": __version__},
         "config": {"module": audit.module, "jobs": audit.jobs, "mutmut": audit.mutmut_version},
     }

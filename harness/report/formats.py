@@ -10,10 +10,11 @@ A result type is named as its JSON's ``$type`` tag names it (``RunResult``, ``Ga
   files at once, ``{relative path: content}`` (a grading run's one Gradescope file per
   submission).
 
-Every renderer takes the typed result and returns its text (or bytes: a PNG); none writes,
-prints or reads a file. One writer (``harness.commands.reports``) renders every document asked
-for, then writes each atomically. The renderers are named, not imported: ``ol --help`` imports
-none of them (they pull in numpy and the engines' results).
+Every renderer takes the typed result (and, where the format says so, the ``Quotes`` its caller
+gathered: ``harness.report.quotes``) and returns its text (or bytes: a PNG); none writes,
+prints, reads a file or loads the course. One writer (``harness.commands.reports``) renders
+every document asked for, then writes each atomically. The renderers are named, not imported:
+``ol --help`` imports none of them (they pull in numpy and the engines' results).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from harness.report.quotes import NO_QUOTES, Quotes
+
 Rendered = str | bytes | Mapping[str, str | bytes]
 
 
@@ -30,7 +33,8 @@ Rendered = str | bytes | Mapping[str, str | bytes]
 class Format:
     """One format of one result type: ``renderer`` is ``"module:function"`` under
     ``harness.report``; ``help`` a file format's flag help; ``file`` a folder format's file name;
-    ``needs`` a package without which the format is left out, ``missing`` the note that says so."""
+    ``needs`` a package without which the format is left out, ``missing`` the note that says so;
+    ``quotes``: the renderer also takes the result's ``Quotes``."""
 
     name: str
     renderer: str
@@ -38,17 +42,19 @@ class Format:
     file: str = ""
     needs: str = ""
     missing: str = ""
+    quotes: bool = False
 
     @property
     def flag(self) -> str:
         """The option that asks for a file format: ``--json``."""
         return f"--{self.name}"
 
-    def render(self, result: Any, **context: Any) -> Rendered:
-        """The document of ``result`` in this format (``context``: what the renderer quotes
-        beside the result, such as the course module, passed by the caller)."""
+    def render(self, result: Any, quotes: Quotes = NO_QUOTES, **context: Any) -> Rendered:
+        """The document of ``result`` in this format; ``quotes`` is handed to a renderer that
+        quotes (``self.quotes``), ``context`` to every one (a grading run's course module)."""
         module, _, function = self.renderer.partition(":")
-        return getattr(importlib.import_module(f"harness.report.{module}"), function)(result, **context)
+        renderer = getattr(importlib.import_module(f"harness.report.{module}"), function)
+        return renderer(result, quotes, **context) if self.quotes else renderer(result, **context)
 
     def file_name(self, module: str) -> str:
         return self.file.format(module=module)
@@ -70,20 +76,22 @@ FORMATS: dict[str, tuple[Format, ...]] = {
     ),
     "GateResult": (
         _file("json", "gate:to_gate_json", "the JSON report (every module's check)"),
-        _file("junit", "gate:to_gate_junit", "a JUnit XML report (one suite per module)"),
+        Format("junit", "gate:to_gate_junit", help="also write a JUnit XML report (one suite per "
+               "module)", quotes=True),
         Format("markdown", "gate:to_gate_markdown",
                help="the Markdown summary (default: reports/gate-MILESTONE.md; it is also "
                "appended to $GITHUB_STEP_SUMMARY when that is set)"),
     ),
     "LabResult": (
         Format("json", "lab:lab_json", file="lab-{module}.json"),
-        Format("stryker", "lab:stryker_json", file="mutation-report-{module}.json"),
+        Format("stryker", "lab:stryker_json", file="mutation-report-{module}.json", quotes=True),
         Format("markdown", "lab:to_lab_markdown", file="lab-{module}.md"),
-        Format("html", "lab_html:to_lab_html", file="lab-{module}.html"),
+        Format("html", "lab_html:to_lab_html", file="lab-{module}.html", quotes=True),
     ),
     "MutmutAudit": (
         Format("json", "audit:audit_json", file="audit-mutmut-{module}.json"),
-        Format("stryker", "audit:stryker_json", file="mutation-report-mutmut-{module}.json"),
+        Format("stryker", "audit:stryker_json", file="mutation-report-mutmut-{module}.json",
+               quotes=True),
         Format("markdown", "audit:to_markdown", file="audit-mutmut-{module}.md"),
         Format("html", "audit:to_html", file="audit-mutmut-{module}.html"),
     ),

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 import xml.etree.ElementTree as ET
 
-from harness.engine.course import load_course
-from harness.gate.engine import GateResult, ModuleGate, catalog_problem
+from harness.gate.engine import GateResult, ModuleGate
+from harness.report.quotes import Quotes
 
 
 def format_failures(result: GateResult) -> str:
@@ -60,12 +60,13 @@ def to_gate_markdown(result: GateResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def to_gate_junit(result: GateResult) -> str:
+def to_gate_junit(result: GateResult, quotes: Quotes) -> str:
     """One ``<testsuite>`` per module, in gate order; blocked tests are ``<skipped>``, a module
     that could not run is one ``<error>``. Every suite names the gate's cases (``seed``) and the
     command that replays the gate (``gate_replay``); a suite that ran also has its check's own
     ``replay``. The suites are built as elements (``junit.testsuite``) and the totals summed
-    from them: nothing is rendered and read back."""
+    from them: nothing is rendered and read back. A blocked module's suite lists its catalog's
+    tests (``quotes.catalogs``) as skipped."""
     from harness.engine.seeding import seed_text
     from harness.report.junit import document, testsuite, xml_text
 
@@ -75,7 +76,7 @@ def to_gate_junit(result: GateResult) -> str:
             suite = testsuite(dataclasses.replace(m.run, ref_deps=result.ref_deps))
             props = suite.find("properties")
         else:
-            suite = _suite_without_run(m)
+            suite = _suite_without_run(m, quotes.catalogs.get(m.module))
             props = suite.find("properties")
             assert props is not None, "_suite_without_run writes its properties first"
             ET.SubElement(props, "property", {"name": "seed", "value": seed_text(result.seed)})
@@ -92,14 +93,11 @@ def to_gate_junit(result: GateResult) -> str:
     return document(root, suites)
 
 
-def _suite_without_run(m: ModuleGate) -> ET.Element:
-    from harness.engine.catalog import collect
+def _suite_without_run(m: ModuleGate, catalog: tuple[str, ...] | None) -> ET.Element:
     from harness.report.junit import xml_text
 
     blocked = m.status == "blocked"
-    names = ["check"]
-    if blocked and catalog_problem(load_course().module(m.module)) is None:
-        names = [info.name for info, _ in collect(load_course().module(m.module))]
+    names = list(catalog) if blocked and catalog is not None else ["check"]
     suite = ET.Element("testsuite", {
         "name": m.module, "tests": str(len(names)), "failures": "0",
         "errors": "0" if blocked else "1", "skipped": str(len(names)) if blocked else "0",

@@ -22,7 +22,7 @@ from typing import Any
 from harness import __version__
 from harness.escape import printable
 from harness.lab.engine import LabResult, MutantRow
-from harness.lab.sources import catalog_test_files, mutation_span, position, reference_key, reference_text
+from harness.lab.sources import mutation_span, position, reference_key
 from harness.report.common import (
     json_text,
     md_cell,
@@ -44,6 +44,7 @@ from harness.report.lab_parts import (
     reference_phrase,
     verdict_word,
 )
+from harness.report.quotes import Quotes
 
 # The lab's verdict needs every mutant killed, so only 100 % is green; below 80 % is red.
 THRESHOLDS = {"high": 100, "low": 80}
@@ -57,9 +58,9 @@ def lab_json(result: LabResult) -> str:
     return json_text(result.to_json())
 
 
-def stryker_json(result: LabResult) -> str:
+def stryker_json(result: LabResult, quotes: Quotes) -> str:
     """``mutation-report-<m>.json``: the lab in Stryker's mutation-testing report schema."""
-    return json_text(to_stryker(result))
+    return json_text(to_stryker(result, quotes))
 
 
 # -- terminal -----------------------------------------------------------------------------------
@@ -92,27 +93,28 @@ def _wrap(text: str, first: str, rest: str) -> str:
 
 # -- Stryker (mutation-testing-report-schema, version 2) ----------------------------------------
 
-def to_stryker(result: LabResult) -> dict[str, Any]:
-    """The lab as a Stryker mutation-testing report: one file entry per mutated reference file."""
+def to_stryker(result: LabResult, quotes: Quotes) -> dict[str, Any]:
+    """The lab as a Stryker mutation-testing report: one file entry per mutated reference file
+    (its text, the catalog's test files and the pitfalls: ``quotes``)."""
     files: dict[str, dict[str, Any]] = {}
     for row in result.rows:
         key = reference_key(row.mutant.file)
         if key not in files:
-            source = reference_text(row.mutant.file)
+            source = quotes.references[row.mutant.file]
             files[key] = {"language": "python", "source": source, "mutants": []}
-        files[key]["mutants"].append(_stryker_mutant(result, row, files[key]["source"]))
+        files[key]["mutants"].append(_stryker_mutant(quotes, row, files[key]["source"]))
     return {
         "schemaVersion": "2",
         "thresholds": dict(THRESHOLDS),
         "files": files,
-        "testFiles": catalog_test_files(result),
+        "testFiles": dict(quotes.test_files),
         "framework": {"name": "ol", "version": __version__},
         "config": {"module": result.module, "jobs": result.jobs,
                    "seed": result.seed, "cases": lab_cases_line(result.module, result.seed)},
     }
 
 
-def _stryker_mutant(result: LabResult, row: MutantRow, source: str) -> dict[str, Any]:
+def _stryker_mutant(quotes: Quotes, row: MutantRow, source: str) -> dict[str, Any]:
     start, end, replacement = mutation_span(row.mutant, source)
     killers = sorted(row.killed_by, key=lambda t: t not in row.mutant.designated)  # designated first
     messages = {t.name: t.message for t in row.run.tests}
@@ -128,7 +130,7 @@ def _stryker_mutant(result: LabResult, row: MutantRow, source: str) -> dict[str,
             ", ".join(row.mutant.designated)
     return {
         "id": row.mutant.id,
-        "mutatorName": printable(pitfall_line(result, row.mutant)),
+        "mutatorName": printable(pitfall_line(quotes, row.mutant)),
         "replacement": replacement,
         "location": {"start": position(source, start), "end": position(source, end)},
         "status": "Killed" if row.killed else "Survived" if covered else "NoCoverage",

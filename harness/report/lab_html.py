@@ -31,6 +31,7 @@ from harness.report.lab_parts import (
     reference_phrase,
     verdict_word,
 )
+from harness.report.quotes import Quotes
 
 # U+25C6 black diamond; U+2013 en dash ("no result"). A passed cell is plain light grey without a
 # mark; a not-run cell is white, hatched, dash-bordered and marked: the two differ in their glyph,
@@ -89,8 +90,9 @@ code { font: 12px ui-monospace, "DejaVu Sans Mono", monospace; }
 """).substitute(COLORS)
 
 
-def to_lab_html(result: LabResult) -> str:
-    """One page, no scripts or external assets; titles carry each mutant's description on hover."""
+def to_lab_html(result: LabResult, quotes: Quotes) -> str:
+    """One page, no scripts or external assets; titles carry each mutant's description and
+    pitfall (``quotes``) on hover."""
     e = html.escape
     body = [(f"<h1>Lab {e(result.module)} <span class=\"verdict {result.verdict}\">"
              f"{verdict_word(result)}</span></h1>"),
@@ -102,7 +104,7 @@ def to_lab_html(result: LabResult) -> str:
         body.append("<ul class=\"problems\">" + "".join(
             f"<li><span class=\"id\">{e(row.mutant.id)}</span> {e(what)}: "
             f"{e(row.mutant.description)}</li>" for row, what in problems) + "</ul>")
-    body += ["<h2>Kill matrix</h2>", _html_legend(), _html_matrix(result),
+    body += ["<h2>Kill matrix</h2>", _html_legend(), _html_matrix(result, quotes),
              "<h2>Test strength</h2>", _html_strength(result)]
     notes = note_lines(result)
     if notes:
@@ -124,7 +126,7 @@ def _html_legend() -> str:
         for state, text in items) + "<span><b>bold</b> test name: in the minimal subset</span></div>"
 
 
-def _html_matrix(result: LabResult) -> str:
+def _html_matrix(result: LabResult, quotes: Quotes) -> str:
     e = html.escape
     subset = set(result.minimal_subset())
     head = "".join(
@@ -134,7 +136,7 @@ def _html_matrix(result: LabResult) -> str:
     rows = []
     for row in result.rows:
         m = row.mutant
-        hover = e(f"{m.id}: {m.description}\n{pitfall_line(result, m)}\n"
+        hover = e(f"{m.id}: {m.description}\n{pitfall_line(quotes, m)}\n"
                   f"designated: {', '.join(m.designated)}\n"
                   f"killed by: {', '.join(row.killed_by) or 'no test'}", quote=True)
         cells = "".join(_html_cell(row, t) for t in result.tests)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from harness.engine.course import Module, load_course
 from harness.engine.mutants import Mutant
 from harness.engine.seeding import replay_command
-from harness.errors import HarnessError
 from harness.lab.engine import NOT_RUN, LabResult, MutantRow
 from harness.report.common import cases_line
+from harness.report.quotes import Quotes
 
 # A cell of the kill matrix: (test, mutant) -> one of these states. NOT_RUN: the lab did not run
 # the test on the mutant, as it never reaches the mutated code (its outcome is the reference's).
@@ -26,17 +25,10 @@ def cell_state(row: MutantRow, test: str) -> str:
     return NOT_RUN if test in row.not_run else SURVIVED
 
 
-def course_module(module_id: str) -> Module | None:
-    try:
-        return load_course().module(module_id)
-    except HarnessError:
-        return None
-
-
-def pitfall_line(result: LabResult, mutant: Mutant) -> str:
+def pitfall_line(quotes: Quotes, mutant: Mutant) -> str:
     """``pitfall 1: accepting on u <= r: ...`` (the course's text when the course knows it)."""
-    module = course_module(result.module)
-    text = module.pitfall_text(mutant.pitfall) if module else ""
+    known, number = quotes.pitfalls, mutant.pitfall
+    text = (known.get(number, f"pitfall {number}") if number is not None else "") if known else ""
     return f"pitfall {mutant.pitfall}: {text}" if text else f"pitfall {mutant.pitfall}"
 
 

@@ -14,6 +14,7 @@ from harness.audit.equivalents import Record
 from harness.audit.mutations import MutmutMutant
 from harness.audit.mutmut_result import MutmutAudit, MutmutRow
 from harness.audit.power_result import MutantPower, PowerAudit, TestPower
+from harness.commands.quotes import quotes_of
 from harness.commands.reports import write_folder
 from harness.paths import REFERENCE_PYTHON
 from harness.report.audit import (
@@ -67,7 +68,7 @@ def test_counts_score_and_verdict(audit):
 
 
 def test_stryker_report_validates_and_ignores_recorded_equivalents(audit):
-    report = to_stryker(audit)
+    report = to_stryker(audit, quotes_of(audit))
     Draft7Validator(json.loads(SCHEMA.read_text(encoding="utf-8"))).validate(report)
     mutants = next(iter(report["files"].values()))["mutants"]
     assert [m["status"] for m in mutants] == ["Killed", "Ignored", "Survived"]

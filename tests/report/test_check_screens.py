@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from harness.commands.quotes import quotes_of
 from harness.engine.catalog import collect
 from harness.engine.course import load_course
 from harness.engine.results import Kind, Outcome, RunResult, TestResult
@@ -404,7 +405,7 @@ def test_a_gate_suite_replays_its_check_with_the_gates_ref_deps():
     run = _run_with("a message")
     gate = GateResult("MS-P6", "title", "/ws", True, (ModuleGate("M07.6", "t", "fail", run),),
                       seed=5)
-    suite = ET.fromstring(to_gate_junit(gate)).find("testsuite")
+    suite = ET.fromstring(to_gate_junit(gate, quotes_of(gate))).find("testsuite")
     assert suite is not None
     props = {p.get("name"): p.get("value") for p in suite.iter("property")}
     assert props["replay"] == "ol check M07.6 --workspace /ws --ref-deps --seed public"

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.commands.quotes import quotes_of
 from harness.engine.mutants import load_mutants
 from harness.engine.results import Kind, Outcome, RunResult, TestResult
 from harness.escape import UNSAFE, has_unsafe, printable
@@ -218,11 +219,11 @@ def test_lab_reports_are_safe():
     from harness.report.lab_html import to_lab_html
 
     lab = hostile_lab()
-    for text in (lab_summary(lab), to_lab_markdown(lab), to_lab_html(lab)):
+    for text in (lab_summary(lab), to_lab_markdown(lab), to_lab_html(lab, quotes_of(lab))):
         _assert_safe(text)
-    html_text = to_lab_html(lab)
+    html_text = to_lab_html(lab, quotes_of(lab))
     assert "\\x1b[2K\\x1b[1A" in html_text and "\\ud800" in html_text
-    stryker = to_stryker(lab)
+    stryker = to_stryker(lab, quotes_of(lab))
     mutant = next(iter(stryker["files"].values()))["mutants"][0]
     assert not has_unsafe(mutant["statusReason"]) and "\\x1b[2K" in mutant["statusReason"]
     from harness.report.common import json_text
@@ -282,9 +283,10 @@ def test_audit_reports_are_safe():
     audit = MutmutAudit("M07.6", "tinyllm/prob/rejection.py", (killed, survived), (), tests, (),
                         "3.8.1", 1, {"mutmut_s": 1.0, "matrix_s": 1.0, "mutmut_cpu_s": 1.0,
                                      "total_s": 2.0}, 1.0, {}, {})
-    for text in (to_markdown(audit), to_html(audit), mutmut_summary(audit), json_text(to_stryker(audit))):
+    stryker_text = json_text(to_stryker(audit, quotes_of(audit)))
+    for text in (to_markdown(audit), to_html(audit), mutmut_summary(audit), stryker_text):
         _assert_safe(text)
-    reason = to_stryker(audit)["files"]
+    reason = to_stryker(audit, quotes_of(audit))["files"]
     assert "\\x1b[2K" in next(iter(reason.values()))["mutants"][0]["statusReason"]
     assert "````diff\n" in to_markdown(audit)  # the diff's own backticks cannot close its fence
 
@@ -318,6 +320,6 @@ def test_gate_markdown_and_junit_are_safe_through_the_shared_reporters(junit_sch
         ModuleGate("M07.6", "Rejection", "fail", run),
     ))
     _assert_safe(to_gate_markdown(result).replace("workspace `/w`", ""))
-    junit = to_gate_junit(result)
+    junit = to_gate_junit(result, quotes_of(result))
     _assert_safe(junit)
     junit_schema.validate(junit)

@@ -22,6 +22,7 @@ import pytest
 from jsonschema import Draft7Validator
 
 from harness import files as report_io
+from harness.commands.quotes import quotes_of
 from harness.commands.reports import write_folder
 from harness.engine.mutants import apply, load_mutants
 from harness.engine.results import Kind, Outcome, RunResult, TestResult
@@ -131,13 +132,13 @@ def test_stryker_report_is_valid_against_the_published_schema(written):
 
 def test_the_schema_check_rejects_a_broken_report(lab):
     """The validation above can fail: a status outside the schema's enum is reported."""
-    report = to_stryker(lab)
+    report = to_stryker(lab, quotes_of(lab))
     report["files"][SOURCE_KEY]["mutants"][0]["status"] = "Dead"
     assert any("Dead" in e for e in validate_stryker(report))
 
 
 def test_stryker_file_entry_holds_the_reference_source(lab):
-    entry = to_stryker(lab)["files"][SOURCE_KEY]
+    entry = to_stryker(lab, quotes_of(lab))["files"][SOURCE_KEY]
     assert entry["language"] == "python"
     assert entry["source"] == (REFERENCE_PYTHON / "tinyllm/prob/rejection.py").read_text("utf-8")
 
@@ -148,7 +149,7 @@ def _offset(source: str, pos: dict) -> int:
 
 
 def test_stryker_locations_and_replacements_rebuild_each_mutant(lab):
-    entry = to_stryker(lab)["files"][SOURCE_KEY]
+    entry = to_stryker(lab, quotes_of(lab))["files"][SOURCE_KEY]
     source = entry["source"]
     mutants = {row.mutant.id: row.mutant for row in lab.rows}
     for m in entry["mutants"]:
@@ -166,7 +167,7 @@ def test_stryker_locations_and_replacements_rebuild_each_mutant(lab):
 def test_s01_location_is_the_strict_comparison():
     """Columns and lines are 1-based, the end exclusive, as the schema says."""
     lab = make_lab({"s01": {STRICT}})
-    m = to_stryker(lab)["files"][SOURCE_KEY]["mutants"][0]
+    m = to_stryker(lab, quotes_of(lab))["files"][SOURCE_KEY]["mutants"][0]
     source = (REFERENCE_PYTHON / "tinyllm/prob/rejection.py").read_text("utf-8")
     line = source.splitlines()[m["location"]["start"]["line"] - 1]
     col = m["location"]["start"]["column"]
@@ -176,7 +177,7 @@ def test_s01_location_is_the_strict_comparison():
 
 
 def test_stryker_statuses_and_killed_by_resolve_to_catalog_tests(lab):
-    report = to_stryker(lab)
+    report = to_stryker(lab, quotes_of(lab))
     by_id = {m["id"]: m for m in report["files"][SOURCE_KEY]["mutants"]}
     assert {mid: m["status"] for mid, m in by_id.items()} == {
         "s01": "Killed", "s10": "Killed", "x07": "Killed", "x14": "Survived"}
@@ -267,7 +268,7 @@ class _Page(HTMLParser):
 
 
 def test_html_is_one_self_contained_page(lab):
-    text = to_lab_html(lab)
+    text = to_lab_html(lab, quotes_of(lab))
     assert text.startswith("<!DOCTYPE html>")
     page = _Page()
     page.feed(text)
@@ -277,7 +278,7 @@ def test_html_is_one_self_contained_page(lab):
 
 def test_html_matrix_has_a_cell_per_mutant_and_test_with_its_state(lab):
     page = _Page()
-    page.feed(to_lab_html(lab))
+    page.feed(to_lab_html(lab, quotes_of(lab)))
     assert page.test_headers[:len(TESTS)] == list(TESTS)
     expected = {(row.mutant.id, t): {cell_state(row, t)} for row in lab.rows for t in TESTS}
     assert page.cells == expected
@@ -287,7 +288,7 @@ def test_html_matrix_has_a_cell_per_mutant_and_test_with_its_state(lab):
 
 def test_html_row_titles_carry_description_and_pitfall(lab):
     page = _Page()
-    page.feed(to_lab_html(lab))
+    page.feed(to_lab_html(lab, quotes_of(lab)))
     for row in lab.rows:
         title = page.row_titles[row.mutant.id]
         assert row.mutant.description in title
@@ -296,7 +297,7 @@ def test_html_row_titles_carry_description_and_pitfall(lab):
 
 def test_html_escapes_what_it_shows():
     lab = make_lab({"s01": {STRICT}}, notes={HAND: "an <em>odd</em> & risky note"})
-    text = to_lab_html(lab)
+    text = to_lab_html(lab, quotes_of(lab))
     assert "an &lt;em&gt;odd&lt;/em&gt; &amp; risky note" in text and "<em>" not in text
     assert "got 1 &lt; 2" in text  # a failure message, in a cell's title
 
@@ -498,7 +499,7 @@ def test_markdown_marks_not_run_cells_and_says_what_the_mark_means():
 
 def test_html_shows_not_run_cells_with_a_legend_and_a_title():
     lab = make_sparse_lab()
-    text = to_lab_html(lab)
+    text = to_lab_html(lab, quotes_of(lab))
     page = _Page()
     page.feed(text)
     assert page.cells[("s01", RATE)] == {NOT_RUN} and page.cells[("x14", NO_RESAMPLE)] == {MISSED}
@@ -515,7 +516,8 @@ def test_html_not_run_cells_render_in_their_own_colour(tmp_path):
 
 
 def test_stryker_covered_by_leaves_out_the_tests_that_do_not_reach_the_mutant():
-    report = to_stryker(make_sparse_lab())
+    sparse = make_sparse_lab()
+    report = to_stryker(sparse, quotes_of(sparse))
     assert validate_stryker(report) == []
     s01, x14 = report["files"][SOURCE_KEY]["mutants"]
     assert s01["coveredBy"] == [HAND, STRICT, BAD_DRAFTS] and s01["testsCompleted"] == 3
@@ -553,5 +555,6 @@ def test_html_not_run_and_passed_cells_differ_without_colour(tmp_path):
     assert passed.std() < 2, "a passed cell is plain"
     differing = float((np.abs(not_run - passed) > 32).mean())
     assert differing > 0.2, f"a not-run cell looks like a passed one in greyscale ({differing:.0%} differ)"
-    assert "test passed (the mutant survived it)</span>" in to_lab_html(lab)
-    assert "not run: the test never reaches the mutated code</span>" in to_lab_html(lab)
+    page = to_lab_html(lab, quotes_of(lab))
+    assert "test passed (the mutant survived it)</span>" in page
+    assert "not run: the test never reaches the mutated code</span>" in page

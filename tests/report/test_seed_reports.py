@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft7Validator
 
+from harness.commands.quotes import quotes_of
 from harness.commands.reports import write_folder
 from harness.engine.mutants import load_mutants
 from harness.engine.results import Kind, Outcome, RunResult, TestResult
@@ -141,7 +142,7 @@ def test_every_gate_report_records_the_seed_and_the_replay(junit_schema):
     doc = json.loads(to_gate_json(result))
     assert (doc["seed"], doc["replay"]) == (SEED, GATE_REPLAY)
     assert doc["modules"][0]["run"]["seed"] == SEED
-    junit = to_gate_junit(result)
+    junit = to_gate_junit(result, quotes_of(result))
     junit_schema.validate(junit)
     suites = list(ET.fromstring(junit).iter("testsuite"))
     assert [properties(s)["seed"] for s in suites] == [str(SEED), str(SEED)]
@@ -180,8 +181,8 @@ def test_every_lab_report_records_the_seed(tmp_path):
     doc = result.to_json()
     assert doc["seed"] == SEED and doc["reference"]["seed"] == SEED
     assert line in to_lab_markdown(result)
-    assert f'<p class="cases">{line}</p>' in to_lab_html(result)
-    stryker = to_stryker(result)
+    assert f'<p class="cases">{line}</p>' in to_lab_html(result, quotes_of(result))
+    stryker = to_stryker(result, quotes_of(result))
     assert stryker["config"]["seed"] == SEED and stryker["config"]["cases"] == line
     Draft7Validator(json.loads(STRYKER_SCHEMA.read_text())).validate(stryker)
     paths = write_folder(result, tmp_path).paths
@@ -193,7 +194,7 @@ def test_a_lab_on_the_public_cases_says_so():
     result = lab_result(seed=None)
     assert result.to_json()["seed"] is None
     assert "\ncases: public\n" in to_lab_markdown(result)
-    assert to_stryker(result)["config"]["seed"] is None
+    assert to_stryker(result, quotes_of(result))["config"]["seed"] is None
 
 
 # -- the gradebook -----------------------------------------------------------------------------
