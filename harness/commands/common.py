@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+from collections.abc import Mapping
 
 from harness.engine.seeding import FRESH, PUBLIC, PUBLIC_CASES, Seed
 
@@ -19,9 +21,21 @@ def out(text: str = "", width: int | None = None) -> None:
 def text_width(args: argparse.Namespace) -> int | None:
     """The width ``ol check`` and ``ol tests`` fit their lines to: ``COLUMNS`` when set, else
     100; None with ``--wide`` (every line whole, for grep)."""
-    from harness.report.text import columns
-
     return None if getattr(args, "wide", False) else columns()
+
+
+def columns(environ: Mapping[str, str] | None = None) -> int:
+    """The width the text reports fit: ``COLUMNS`` when it is set to a number (at least
+    ``MIN_WIDTH``), else ``WIDTH`` (100), whatever the terminal: the output is the same in a
+    terminal, a pipe and a CI log."""
+    from harness.report.text import MIN_WIDTH, WIDTH
+
+    text = (os.environ if environ is None else environ).get("COLUMNS", "").strip()
+    try:
+        value = int(text)
+    except ValueError:
+        return WIDTH
+    return max(value, MIN_WIDTH) if value > 0 else WIDTH
 
 
 def seed_option(args: argparse.Namespace, fresh: bool) -> Seed:

@@ -7,10 +7,9 @@ terminal through ``printable``: an escape sequence in a student's message is sho
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 import textwrap
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from harness.engine.course import Module
@@ -35,18 +34,6 @@ CATALOG_FORMATS = ("text", "json", "markdown")
 CATALOG_COLUMNS = ("test", "kind", "checks", "why it matters", "pitfall")
 WIDTH = 100  # the text reports fit 100 columns (``ol tests --wide`` keeps one row per test)
 MIN_WIDTH = 40  # a narrower COLUMNS is taken as this: below it no line reads well
-
-
-def columns(environ: Mapping[str, str] | None = None) -> int:
-    """The width the text reports fit: ``COLUMNS`` when it is set to a number (at least
-    ``MIN_WIDTH``), else ``WIDTH`` (100), whatever the terminal: the output is the same in a
-    terminal, a pipe and a CI log."""
-    text = (os.environ if environ is None else environ).get("COLUMNS", "").strip()
-    try:
-        value = int(text)
-    except ValueError:
-        return WIDTH
-    return max(value, MIN_WIDTH) if value > 0 else WIDTH
 
 
 # -- fitting lines to the width -------------------------------------------------------------------
