@@ -1,61 +1,48 @@
-"""Reporters: each turns a result into a string; ``harness.files`` owns every file written.
+"""Reporters: each turns a typed result into text; none writes, prints or reads a file.
 
-``render(fmt, results)`` is the one entry point commands need: ``fmt`` is one of ``FORMATS``.
+``formats.py`` is the registry of the formats of each result type (the CLI's report flags come
+from it; ``harness.commands.reports`` writes them). ``render(fmt, results)`` renders runs of
+``ol check`` in one of ``RUN_FORMATS``, several runs in one document where the format allows.
+Nothing is imported here at import time: ``ol --help`` imports the registry, not the reporters.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from harness.engine.results import RunResult
 from harness.errors import HarnessError
-from harness.report.common import json_text
-from harness.report.gradescope import to_gradescope
-from harness.report.json_report import to_json_text
-from harness.report.junit import to_junit
-from harness.report.markdown import to_markdown
-from harness.report.text import format_catalog, format_run
 
+if TYPE_CHECKING:
+    from harness.engine.results import RunResult
 
-def _each(one: Callable[[RunResult], str], sep: str) -> Callable[[Sequence[RunResult]], str]:
-    return lambda results: sep.join(one(r) for r in results)
-
-
-def _json(results: Sequence[RunResult]) -> str:
-    """One run: its object; several: an array of them (still one JSON document)."""
-    if len(results) == 1:
-        return to_json_text(results[0])
-    return json_text([r.to_json() for r in results])
-
-
-def _one(one: Callable[[RunResult], str], fmt: str) -> Callable[[Sequence[RunResult]], str]:
-    def render_one(results: Sequence[RunResult]) -> str:
-        if len(results) != 1:
-            raise HarnessError(f"a {fmt} report holds exactly one run, not {len(results)}",
-                               "write one report per workspace")
-        return one(results[0])
-
-    return render_one
-
-
-FORMATS: dict[str, Callable[[Sequence[RunResult]], str]] = {
-    "text": _each(format_run, "\n"),
-    "json": _json,
-    "junit": to_junit,
-    "markdown": _each(to_markdown, "\n"),
-    "gradescope": _one(to_gradescope, "gradescope"),
-}
+RUN_FORMATS = ("text", "json", "junit", "markdown", "gradescope")
 
 
 def render(fmt: str, results: Sequence[RunResult]) -> str:
-    """The report of ``results`` in format ``fmt``."""
-    try:
-        reporter = FORMATS[fmt]
-    except KeyError:
-        known = ", ".join(FORMATS)
-        raise HarnessError(f"unknown report format '{fmt}'", f"use one of: {known}") from None
-    return reporter(results)
+    """The report of ``results`` in format ``fmt`` (one of ``RUN_FORMATS``)."""
+    from harness.report.common import json_text
+    from harness.report.gradescope import to_gradescope
+    from harness.report.json_report import to_json_text
+    from harness.report.junit import to_junit
+    from harness.report.markdown import to_markdown
+    from harness.report.text import format_run
+
+    if fmt not in RUN_FORMATS:
+        raise HarnessError(f"unknown report format '{fmt}'", f"use one of: {', '.join(RUN_FORMATS)}")
+    if fmt == "text":
+        return "\n".join(format_run(r) for r in results)
+    if fmt == "markdown":
+        return "\n".join(to_markdown(r) for r in results)
+    if fmt == "junit":
+        return to_junit(results)
+    if fmt == "json":  # one run: its object; several: an array of them (one JSON document)
+        return to_json_text(results[0]) if len(results) == 1 else \
+            json_text([r.to_json() for r in results])
+    if len(results) != 1:
+        raise HarnessError(f"a {fmt} report holds exactly one run, not {len(results)}",
+                           "write one report per workspace")
+    return to_gradescope(results[0])
 
 
-__all__ = ["FORMATS", "format_catalog", "format_run", "render", "to_gradescope", "to_json_text",
-           "to_junit", "to_markdown"]
+__all__ = ["RUN_FORMATS", "render"]
