@@ -154,15 +154,28 @@ def test_a_run_cannot_kill_the_server_or_it_fails_closed():
         assert not result.runs_on_correct
 
 
-def test_a_server_that_dies_fails_closed_and_leaves_no_process():
+def test_a_server_that_dies_fails_closed_and_leaves_no_process(monkeypatch):
     """Killed from outside mid-run (what a run can do where there is no PID namespace)."""
     import signal
     import threading
 
+    # Only once the server said it is ready: while it hardens itself it has a child of its
+    # own for a moment (the helper that maps its user namespace), which a loaded machine let
+    # this test take for a run and kill the server before it started.
+    started = threading.Event()
+    ready = mine._ForkServer.ready
+
+    def ready_and_tell(server):
+        answer = ready(server)
+        started.set()
+        return answer
+
+    monkeypatch.setattr(mine._ForkServer, "ready", ready_and_tell)
     out: list = []
     thread = threading.Thread(target=lambda: out.append(
         run("hostile_hang", mutant_ids=["s01", "s02"], run_limit_s=60.0)))
     thread.start()
+    assert started.wait(60), "the server never said it was ready"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:  # until a run is under way: the server and its forks
         pids = _servers_alive(ours=True)
