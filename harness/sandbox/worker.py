@@ -171,6 +171,7 @@ def calls_of(piece: dict, floats: Any = array.array, from_base64: Any = binascii
 
 _GONE = object()  # stands for a handle this worker never issued
 _NUMBERS = (float, int, bool)  # what a request's JSON numbers decode to
+_NUMBER_SET = frozenset(_NUMBERS)
 
 
 class Server:
@@ -311,7 +312,10 @@ class Server:
                                f'"index":{self.dumps(index)},"table":{text}{printed}}}')
 
     def _pieces(self, request: dict, shared: list) -> Iterator[tuple[list, bool]]:
-        """The request's calls as they arrive, piece by piece, each with whether it is plain."""
+        """The request's calls as they arrive, piece by piece, each with whether it is lean: its
+        calls are then the arguments themselves, each a number or a tuple of numbers sent once
+        (``lean``), which every call may share as in-process; else each call is its encoded
+        arguments."""
         piece = request
         while True:
             shared.extend(self.source_from_spec(spec) for spec in piece["sources"])
@@ -319,13 +323,30 @@ class Server:
                 value = self.decode(v)
                 self.values.append(value)
                 self.frozen.append(type(value) is tuple and all(type(x) in _NUMBERS for x in value))
-            calls = calls_of(piece)
-            yield calls, all(type(a) is not dict and type(a) is not list
-                             for encoded in calls for a in encoded)
+            lean = self.lean(piece)
+            yield calls_of(piece if lean is None else lean), lean is not None
             more = self.channel.recv()
             if more is None or more.get("op") != "more" or more.get("id") != request["id"]:
                 raise SystemExit(3)  # the parent never sends this: end, and it sees a crash
             piece = more
+
+    def lean(self, piece: dict) -> dict | None:
+        """A piece by column whose every argument is a number or a tuple of numbers sent once, with
+        each reference (``[i]``) replaced by that tuple; None for any other piece. Found column by
+        column (C-level passes over a JSON column's classes), not argument by argument."""
+        if "columns" not in piece:
+            return None
+        columns = []
+        for column in piece["columns"]:
+            if "same" in column:
+                ref = column["same"]
+                if type(ref) is not list or not self.frozen[ref[0]]:
+                    return None
+                column = {"same": self.values[ref[0]]}
+            elif "json" in column and not _NUMBER_SET.issuperset(map(type, column["json"])):
+                return None
+            columns.append(column)
+        return {"columns": columns, "n": piece["n"]}
 
     def seed(self, seed: object) -> None:
         """``random`` and ``numpy.random``'s global state from the request's seed: code that draws
@@ -342,7 +363,7 @@ class Server:
         self.values, self.frozen = [], []
         shared: list = []
         pieces = self._pieces(request, shared)
-        calls, plain = next(pieces)
+        piece: tuple[list, bool] | None = next(pieces)  # its sources and values first: kwargs name them
         kwargs = {k: self._arg(v, shared) for k, v in request["kwargs"].items()}
         func = self.resolve(name)
         # Only a call of one of the module's classes (a constructor, e.g. PCG32) makes a handle.
@@ -354,28 +375,44 @@ class Server:
         kw_frozen = all(type(v) in _NUMBERS or (type(v) is tuple and all(type(x) in _NUMBERS for x in v))
                         for v in kwargs.values())
         answers: dict = {}  # invoke_immutable's replies of this request, one per distinct result
+        register, chunk_s = self.register, CHUNK_S
         progress[0] = rid
         pending: list[dict] = []
-        start, last, offset = 0, monotonic(), 0
-        for i in range(total):
-            if i - offset == len(calls):
-                offset += len(calls)
-                calls, plain = next(pieces)
-            encoded = calls[i - offset]
-            progress[1] = i
-            frozen = immutable_args(encoded) if kw_frozen and func is not None else None
-            if frozen is not None:
+        start, last, i = 0, monotonic(), 0
+        while i < total:
+            calls, lean = piece if piece is not None else next(pieces)
+            piece = None
+            if len(calls) > total - i:
+                calls = calls[:total - i]
+            if lean and kw_frozen and func is not None:
                 # The common case, kept lean: this loop is the cost of a cheap call.
-                pending.append(invoke_immutable(func, frozen, kwargs, self.register, answers, files))
-            elif plain and not kw_sources and func is not None:
-                pending.append(invoke(func, tuple(encoded), kwargs, self.register, files))
-            else:
-                pending.append(call(func, name, tuple([arg(a, shared) for a in encoded]), kwargs))
-            now = monotonic()
-            if len(pending) >= CHUNK_CALLS or now - last >= CHUNK_S or i == total - 1:
-                self._send(rid, start, pending, self.printed())
-                start += len(pending)
-                pending, last = [], now
+                for args in calls:
+                    progress[1] = i
+                    pending.append(invoke_immutable(func, args, kwargs, register, answers, files))
+                    i += 1
+                    now = monotonic()
+                    if len(pending) >= CHUNK_CALLS or now - last >= chunk_s or i == total:
+                        self._send(rid, start, pending, self.printed())
+                        start += len(pending)
+                        pending, last = [], now
+                continue
+            plain = all(type(a) is not dict and type(a) is not list
+                        for encoded in calls for a in encoded)
+            for encoded in calls:
+                progress[1] = i
+                frozen = immutable_args(encoded) if kw_frozen and func is not None else None
+                if frozen is not None:
+                    pending.append(invoke_immutable(func, frozen, kwargs, register, answers, files))
+                elif plain and not kw_sources and func is not None:
+                    pending.append(invoke(func, tuple(encoded), kwargs, register, files))
+                else:
+                    pending.append(call(func, name, tuple([arg(a, shared) for a in encoded]), kwargs))
+                i += 1
+                now = monotonic()
+                if len(pending) >= CHUNK_CALLS or now - last >= chunk_s or i == total:
+                    self._send(rid, start, pending, self.printed())
+                    start += len(pending)
+                    pending, last = [], now
 
     def serve(self) -> None:
         while True:
