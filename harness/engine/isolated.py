@@ -2,10 +2,11 @@
 
 ``IsolatedTarget`` starts ``harness/sandbox/worker.py`` at construction, so the worker's start-up (an
 interpreter, numpy, the student's import) overlaps with the parent's own work. Each ``map`` is one
-request, written in frames while the first calls already run; the worker streams the encoded
-replies back in chunks, and the parent decodes them with ``codec.decode_reply`` only (no pickle,
-no eval), enforcing a per-call wall-clock limit between chunks. Anything else is a failure of the
-call, never a value:
+request, written in frames (``codec.request_frames``) while the first calls already run; the
+worker streams the encoded replies back in chunks, and the parent decodes them with
+``codec.decode_chunk`` only (no pickle, no eval; the wire format, both ways, is
+``harness.sandbox.codec``), enforcing a per-call wall-clock limit between chunks. Anything else is
+a failure of the call, never a value:
 
 - no reply in time: the whole process tree is killed, ``TargetTimedOut``; so too when the calls
   of one catalog test (from the runner's ``begin_test``) together exceed ``test_timeout_s``, so
@@ -34,28 +35,23 @@ death are ``harness.sandbox.supervisor``. Not thread-safe: one target per thread
 
 from __future__ import annotations
 
-import base64
 import secrets
-import sys
 import time
-from array import array
-from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
-import numpy as np
-
 from harness.engine.target import Target, TargetCrashed, TargetTimedOut, show_args
-from harness.sandbox import prestarted, protocol
+from harness.sandbox import prestarted
 from harness.sandbox.capture import KEPT
 from harness.sandbox.codec import (
     MalformedReply,
     Reply,
     clean_text,
-    decode_reply,
-    encode,
+    decode_chunk,
+    printed_of,
+    request_frames,
 )
 from harness.sandbox.protocol import Died, Hung
 from harness.sandbox.supervisor import Limits, Output, WorkerProcess, describe_death
@@ -65,9 +61,6 @@ from harness.uniforms import RecordingSource, ScriptedSource
 __all__ = ["ImportProblem", "IsolatedTarget", "Limits", "describe_death"]
 
 MAX_DRAWS = 10**8  # per call; more than a worker can draw within any sane call limit
-FIRST_PIECE, PIECE, FRAME_BYTES = 256, 4096, 1 << 20  # how the parent cuts a request into frames
-_JSON_SCALARS = (float, int, bool)
-COLUMNS_FROM = 16  # calls in a piece, to send it by column
 
 
 _CONFINEMENT = {"view": bool, "read_only": bool, "contained": bool, "nobody": bool,
@@ -173,7 +166,7 @@ class IsolatedTarget(Target):
         """Add to ``output`` what a chunk of replies says the calls printed (``MalformedReply``
         if it is not text and a count): the first ``KEPT`` characters of the test, the rest
         counted."""
-        printed = _printed(message)
+        printed = printed_of(message)
         if printed is not None:
             self._keep_printed(*printed)
 
@@ -202,7 +195,7 @@ class IsolatedTarget(Target):
             if message.get("op") != "ready":
                 raise MalformedReply(f"expected the import report, got op {message.get('op')!r}")
             worker.ready = message.get("problem") is None
-            printed = _printed(message) or ("", 0)
+            printed = printed_of(message) or ("", 0)
             self.import_output = clean_text(printed[0][:KEPT], KEPT)
             self.import_output_dropped = printed[1] + max(0, len(printed[0]) - KEPT)
             self.sandboxed = message.get("sandboxed") is True
@@ -298,7 +291,7 @@ class IsolatedTarget(Target):
         """Send the request; hand each chunk of replies to ``take`` as it arrives (in order)."""
         limit = self.limits.call_timeout_s + CHUNK_S  # a chunk may hold CHUNK_S of earlier calls
         self._received = 0
-        worker.feed(_frames(rid, fn, calls, kwargs, seed))
+        worker.feed(request_frames(rid, fn, calls, kwargs, seed))
         last = time.monotonic()
         while self._received < len(calls):
             due = last + limit if self._deadline is None else min(last + limit, self._deadline)
@@ -306,7 +299,7 @@ class IsolatedTarget(Target):
             if (message.get("op") != "replies" or message.get("id") != rid
                     or message.get("start") != self._received):
                 raise MalformedReply("the worker sent a reply out of order")
-            chunk = _chunk(message, len(calls) - self._received)
+            chunk = decode_chunk(message, len(calls) - self._received)
             self._keep_output(message)
             self._received += len(chunk)
             take(chunk)  # checked while the worker goes on
@@ -341,37 +334,6 @@ class IsolatedTarget(Target):
             source.replay(count)
 
 
-def _chunk(message: dict, room: int) -> list[Reply]:
-    """The replies of one chunk: each distinct reply decoded once, then one per call, in order."""
-    table, index = message.get("table"), message.get("index")
-    if not isinstance(table, list) or not isinstance(index, list) or not 0 < len(index) <= room:
-        raise MalformedReply("the worker sent a malformed chunk of replies")
-    decoded = [decode_reply(item) for item in table]
-    if not all(type(i) is int for i in index) or min(index) < 0 or max(index) >= len(decoded):
-        raise MalformedReply("the worker sent a malformed chunk of replies")
-    if len(index) > len(decoded):  # one Reply for several calls: only an immutable value
-        for i, uses in Counter(index).items():
-            if uses > 1 and not _immutable(decoded[i].value):
-                raise MalformedReply("the worker shared a mutable reply between calls")
-    return [decoded[i] for i in index]
-
-
-def _printed(message: dict) -> tuple[str, int] | None:
-    """A message's ``out`` (text printed) and ``dropped`` (characters not sent), or None."""
-    if "out" not in message and "dropped" not in message:
-        return None
-    text, dropped = message.get("out", ""), message.get("dropped", 0)
-    if type(text) is not str or type(dropped) is not int or dropped < 0:
-        raise MalformedReply("the worker sent malformed output")
-    return text, dropped
-
-
-def _immutable(value: Any) -> bool:
-    if type(value) is tuple:
-        return all(_immutable(v) for v in value)
-    return value is None or type(value) in (bool, int, float) or isinstance(value, np.generic)
-
-
 def _problem(data: Any) -> ImportProblem:
     kind = data["kind"]
     if kind not in ("syntax", "import", "crash", "timeout"):
@@ -382,110 +344,3 @@ def _problem(data: Any) -> ImportProblem:
                          line if type(line) is int else None)
 
 
-_FROZEN: dict[int, tuple[tuple, dict]] = {}  # id of a tuple of numbers -> (the tuple, its encoding)
-FROZEN_KEPT, FROZEN_ITEMS = 256, 256  # entries, then the cache starts again; items of one tuple
-
-
-def _encoded_value(value: Any) -> dict:
-    """``encode(value)``, once per short tuple of plain numbers: a test passes the same p and q to
-    many requests, and such a tuple cannot change. The cache holds the tuple itself, so its id
-    stays its own; it keeps at most ``FROZEN_KEPT`` tuples of ``FROZEN_ITEMS`` numbers (a grading
-    slot lives for a hundred submissions)."""
-    if type(value) is not tuple:
-        return encode(value)
-    kept = _FROZEN.get(id(value))
-    if kept is not None and kept[0] is value:
-        return kept[1]
-    encoded = encode(value)
-    if len(value) <= FROZEN_ITEMS and all(type(v) in _JSON_SCALARS for v in value):
-        if len(_FROZEN) >= FROZEN_KEPT:
-            _FROZEN.clear()
-        _FROZEN[id(value)] = (value, encoded)
-    return encoded
-
-
-def _frames(rid: int, fn: str, calls: Sequence[tuple], kwargs: dict,
-            seed: int = 0) -> Iterator[bytes]:
-    """The request as frames: a small first piece so the worker starts at once, then larger ones.
-
-    A frame ends after ``PIECE`` calls or about ``FRAME_BYTES`` of arrays. A source passed several
-    times is sent once and shared by the calls, as in-process; an array, list or tuple is sent once
-    per request as a value, which each call refers to as ``[index]`` (no argument travels as a
-    bare JSON array otherwise), and the worker hands each call its own copy (as in-process; a
-    tuple of numbers, which nothing can change, is shared, and encoded once per process:
-    ``_encoded_value``); plain floats, ints and bools travel as JSON numbers (exact: ``repr``
-    round-trips) or, in a piece sent by column, floats as their bytes (``_piece``); anything else
-    as an encoded object.
-    """
-    shared: list[RecordingSource] = []
-    values: list[dict] = []  # arrays, lists and tuples: encoded once, copied per call by the worker
-    refs: dict[int, Any] = {}  # id of an argument already sent -> its reference (calls keep it alive)
-    size = 0
-
-    def arg(value: Any) -> Any:
-        nonlocal size
-        if type(value) in _JSON_SCALARS:
-            return value
-        ref = refs.get(id(value))
-        if ref is not None:
-            return ref
-        if isinstance(value, RecordingSource):
-            ref = refs[id(value)] = {"t": "sref", "i": len(shared)}
-            shared.append(value)
-            return ref
-        if type(value) in (tuple, list, np.ndarray):
-            ref = refs[id(value)] = [len(values)]  # a value reference: [index] (no other arg is a list)
-            encoded = _encoded_value(value)
-            values.append(encoded)
-            size += len(encoded.get("data", "")) + 64
-            return ref
-        encoded = encode(value)
-        size += len(encoded.get("data", "")) + 64
-        return encoded
-
-    def frame(message: dict, piece: list) -> bytes:
-        message.update(_piece(piece))
-        message["sources"] = [s.spec() for s in shared[known:]]
-        message["values"] = values[known_values:]
-        return protocol.frame(message)
-
-    message: dict[str, Any] = {"op": "call", "id": rid, "fn": fn, "count": len(calls), "seed": seed,
-                               "kwargs": {str(k): arg(v) for k, v in kwargs.items()}}
-    known, known_values, step, piece = 0, 0, FIRST_PIECE, []
-    for args in calls:
-        piece.append([a if type(a) in _JSON_SCALARS else refs.get(id(a)) or arg(a) for a in args])
-        if len(piece) >= step or size >= FRAME_BYTES:
-            yield frame(message, piece)
-            known, known_values, step, piece, size = len(shared), len(values), PIECE, [], 0
-            message = {"op": "more", "id": rid}
-    if piece:
-        yield frame(message, piece)
-
-
-def _piece(rows: list[list]) -> dict:
-    """A piece of calls as the members of its frame: by column when every call has as many
-    arguments, else as rows (``calls``).
-
-    A piece of fewer than ``COLUMNS_FROM`` calls goes as rows, which cost less for so few. A
-    column (``columns``, with the piece's count ``n``) is one of: ``{"f64": ...}``, floats as
-    their little-endian float64 bytes in base64 (exact to the bit, and far cheaper to write and
-    read than JSON numbers: a chi-square sends 20000 calls); ``{"same": arg}``, one argument object
-    every call passes (a value or source reference); ``{"json": [...]}``, anything else, each
-    item as a row would carry it.
-    """
-    width = len(rows[0])
-    if len(rows) < COLUMNS_FROM or any(len(row) != width for row in rows):
-        return {"calls": rows}
-    columns: list[dict] = []
-    for column in zip(*rows, strict=True):
-        first = column[0]
-        if all(type(a) is float for a in column):
-            data = array("d", column)
-            if sys.byteorder != "little":
-                data.byteswap()
-            columns.append({"f64": base64.b64encode(data.tobytes()).decode("ascii")})
-        elif type(first) in (list, dict) and all(a is first for a in column):
-            columns.append({"same": first})
-        else:
-            columns.append({"json": list(column)})
-    return {"columns": columns, "n": len(rows)}

@@ -1,4 +1,9 @@
-"""Plain-data encoding of arguments, results and exceptions between the harness and a target.
+"""The wire format between ol and its isolated worker, encoder and decoder side by side: plain-data
+values, exceptions and replies, and the two messages of a call, a request's pieces (the parent
+writes them: ``request_frames``; the worker reads them: ``calls_of``, ``lean_piece``) and a
+chunk of replies (the worker writes it: ``chunk_texts``; the parent reads it: ``decode_chunk``,
+``printed_of``). Each message is a JSON object in ``protocol``'s frames. The worker binds what it
+uses of this module before the student's import (``worker.Server``).
 
 What crosses from code under test to the process that decides a verdict is only this data:
 numbers, bools, numeric arrays (dtype, shape and bytes), tuples, lists, exception type and
@@ -14,13 +19,20 @@ writer of a report can fail on it.
 
 from __future__ import annotations
 
+import array
 import base64
+import binascii
+import json
 import math
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from harness.sandbox import protocol
 from harness.uniforms import RecordingSource, source_from_spec
 
 MAX_DEPTH = 8
@@ -355,3 +367,293 @@ def decode_reply(data: Any) -> Reply:
     else:
         reply.error = decode_error(data.get("error"))
     return reply
+
+
+# -- The messages of a call ---------------------------------------------------------------------
+#
+# A request (parent -> worker: ``request_frames``, read back by ``calls_of`` and ``lean_piece``)
+# travels in pieces, and its replies (worker -> parent: ``chunk_texts``, read back by
+# ``decode_chunk`` and ``printed_of``) in chunks; both are JSON messages in ``protocol``'s frames.
+
+FIRST_PIECE, PIECE, FRAME_BYTES = 256, 4096, 1 << 20  # how the parent cuts a request into frames
+COLUMNS_FROM = 16  # calls in a piece, to send it by column
+CHUNK_BYTES = 1 << 20  # a chunk of replies larger than this is halved
+_JSON_SCALARS = (float, int, bool)  # what travels as a JSON number, and what one decodes to
+_JSON_SCALAR_SET = frozenset(_JSON_SCALARS)
+_SENT_ONCE = (tuple, list, np.ndarray)  # per request, as a value that each call refers to
+_DUMPS = json.JSONEncoder(separators=(",", ":")).encode
+
+_FROZEN: dict[int, tuple[tuple, dict]] = {}  # id of a tuple of numbers -> (the tuple, its encoding)
+FROZEN_KEPT, FROZEN_ITEMS = 256, 256  # entries, then the cache starts again; items of one tuple
+
+
+def encoded_value(value: Any) -> dict:
+    """``encode(value)``, once per short tuple of plain numbers: a test passes the same p and q to
+    many requests, and such a tuple cannot change. The cache holds the tuple itself, so its id
+    stays its own; it keeps at most ``FROZEN_KEPT`` tuples of ``FROZEN_ITEMS`` numbers (a grading
+    slot lives for a hundred submissions)."""
+    if type(value) is not tuple:
+        return encode(value)
+    kept = _FROZEN.get(id(value))
+    if kept is not None and kept[0] is value:
+        return kept[1]
+    encoded = encode(value)
+    if len(value) <= FROZEN_ITEMS and all(type(v) in _JSON_SCALARS for v in value):
+        if len(_FROZEN) >= FROZEN_KEPT:
+            _FROZEN.clear()
+        _FROZEN[id(value)] = (value, encoded)
+    return encoded
+
+
+def request_frames(rid: int, fn: str, calls: Sequence[tuple], kwargs: dict,
+                   seed: int = 0) -> Iterator[bytes]:
+    """The request as frames: a small first piece so the worker starts at once, then larger ones.
+
+    A frame ends after ``PIECE`` calls or about ``FRAME_BYTES`` of arrays. A source passed several
+    times is sent once and shared by the calls, as in-process; an array, list or tuple is sent once
+    per request as a value, which each call refers to as ``[index]`` (no argument travels as a
+    bare JSON array otherwise), and the worker hands each call its own copy (as in-process; a
+    tuple of numbers, which nothing can change, is shared, and encoded once per process:
+    ``encoded_value``); plain floats, ints and bools travel as JSON numbers (exact: ``repr``
+    round-trips) or, in a piece sent by column, floats as their bytes (``piece_of_rows``);
+    anything else as an encoded object.
+    """
+    shared: list[RecordingSource] = []
+    values: list[dict] = []  # arrays, lists and tuples: encoded once, copied per call by the worker
+    refs: dict[int, Any] = {}  # id of an argument already sent -> its reference (calls keep it alive)
+    size = 0
+
+    def arg(value: Any) -> Any:
+        nonlocal size
+        if type(value) in _JSON_SCALARS:
+            return value
+        ref = refs.get(id(value))
+        if ref is not None:
+            return ref
+        if isinstance(value, RecordingSource):
+            ref = refs[id(value)] = {"t": "sref", "i": len(shared)}
+            shared.append(value)
+            return ref
+        if type(value) in _SENT_ONCE:
+            ref = refs[id(value)] = [len(values)]  # a value reference: [index] (no other arg is a list)
+            encoded = encoded_value(value)
+            values.append(encoded)
+            size += len(encoded.get("data", "")) + 64
+            return ref
+        encoded = encode(value)
+        size += len(encoded.get("data", "")) + 64
+        return encoded
+
+    message: dict[str, Any] = {"op": "call", "id": rid, "fn": fn, "count": len(calls), "seed": seed,
+                               "kwargs": {str(k): arg(v) for k, v in kwargs.items()}}
+    known, known_values, step, at = 0, 0, FIRST_PIECE, 0
+    piece: list[list] = []
+    while at < len(calls):
+        columns = None if piece else columns_of_calls(calls[at:at + step], arg)
+        if columns is not None:  # the common batch: a whole piece by column, no row built
+            message.update(columns)
+            at += columns["n"]
+        else:
+            args = calls[at]
+            piece.append([a if type(a) in _JSON_SCALARS else refs.get(id(a)) or arg(a) for a in args])
+            at += 1
+            if len(piece) < step and size < FRAME_BYTES and at < len(calls):
+                continue
+            message.update(piece_of_rows(piece))
+        message["sources"] = [s.spec() for s in shared[known:]]
+        message["values"] = values[known_values:]
+        yield protocol.frame(message)
+        known, known_values, step, piece, size = len(shared), len(values), PIECE, [], 0
+        message = {"op": "more", "id": rid}
+
+
+def columns_of_calls(calls: Sequence[tuple], arg: Callable[[Any], Any]) -> dict | None:
+    """A piece of calls by column straight from their arguments, as ``piece_of_rows`` would send
+    their rows, for the common batch: at least ``COLUMNS_FROM`` calls of one width whose every
+    column is floats (``f64``), JSON numbers (``json``) or one array, list, tuple or source that
+    every call passes (``same``: its reference, the value sent once). None for anything else (an
+    array per call, an encoded object), which goes by rows, each call's arguments encoded in
+    turn: the frames are byte for byte those of the rows. A column's classes and identities are
+    found with C-level passes (``set(map(...))``), not a Python loop per argument."""
+    if len(calls) < COLUMNS_FROM or len(set(map(len, calls))) != 1:
+        return None
+    columns: list[dict] = []
+    for column in zip(*calls, strict=True):
+        kinds = set(map(type, column))
+        if kinds == {float}:
+            data = array.array("d", column)
+            if sys.byteorder != "little":
+                data.byteswap()
+            columns.append({"f64": base64.b64encode(data.tobytes()).decode("ascii")})
+        elif kinds <= _JSON_SCALAR_SET:
+            columns.append({"json": list(column)})
+        elif len(set(map(id, column))) == 1 and (type(column[0]) in _SENT_ONCE
+                                                  or isinstance(column[0], RecordingSource)):
+            columns.append({"same": arg(column[0])})
+        else:
+            return None
+    return {"columns": columns, "n": len(calls)}
+
+
+def piece_of_rows(rows: list[list]) -> dict:
+    """A piece of calls as the members of its frame: by column when every call has as many
+    arguments, else as rows (``calls``).
+
+    A piece of fewer than ``COLUMNS_FROM`` calls goes as rows, which cost less for so few. A
+    column (``columns``, with the piece's count ``n``) is one of: ``{"f64": ...}``, floats as
+    their little-endian float64 bytes in base64 (exact to the bit, and far cheaper to write and
+    read than JSON numbers: a chi-square sends 20000 calls); ``{"same": arg}``, one argument object
+    every call passes (a value or source reference); ``{"json": [...]}``, anything else, each
+    item as a row would carry it.
+    """
+    width = len(rows[0])
+    if len(rows) < COLUMNS_FROM or any(len(row) != width for row in rows):
+        return {"calls": rows}
+    columns: list[dict] = []
+    for column in zip(*rows, strict=True):
+        first = column[0]
+        if all(type(a) is float for a in column):
+            data = array.array("d", column)
+            if sys.byteorder != "little":
+                data.byteswap()
+            columns.append({"f64": base64.b64encode(data.tobytes()).decode("ascii")})
+        elif type(first) in (list, dict) and all(a is first for a in column):
+            columns.append({"same": first})
+        else:
+            columns.append({"json": list(column)})
+    return {"columns": columns, "n": len(rows)}
+
+
+def calls_of(piece: dict, floats: Any = array.array, from_base64: Any = binascii.a2b_base64,
+             swap: bool = sys.byteorder != "little") -> list:
+    """A piece's calls, each its encoded arguments (a list, or a tuple from columns), from its rows
+    (``calls``) or its columns (``piece_of_rows``, ``columns_of_calls``): ``f64`` floats as
+    float64 bytes, ``same`` one argument for every call, ``json`` a list. ``SystemExit(3)`` for
+    columns of unequal lengths (the worker's end: the parent never sends them).
+
+    Bound in the worker before the student's import (``floats``, ``from_base64``)."""
+    if "calls" in piece:
+        return piece["calls"]
+    count, columns = piece["n"], []
+    for column in piece["columns"]:
+        if "f64" in column:
+            data = floats("d", from_base64(column["f64"]))
+            if swap:
+                data.byteswap()
+            columns.append(data.tolist())
+        elif "same" in column:
+            columns.append([column["same"]] * count)
+        else:
+            columns.append(column["json"])
+    if any(len(items) != count for items in columns):
+        raise SystemExit(3)  # the parent never sends this: end, and it sees a crash
+    return list(zip(*columns, strict=True)) if columns else [()] * count
+
+
+def lean_piece(piece: dict, values: list, frozen: list[bool]) -> dict | None:
+    """A piece by column whose every argument is a number or a tuple of numbers sent once (in
+    ``values``, each with whether it is such a tuple in ``frozen``), with each reference (``[i]``)
+    replaced by that tuple; None for any other piece (the worker then resolves each call's
+    arguments in turn). Found column by column (C-level passes over a JSON column's classes),
+    not argument by argument."""
+    if "columns" not in piece:
+        return None
+    columns = []
+    for column in piece["columns"]:
+        if "same" in column:
+            ref = column["same"]
+            if type(ref) is not list or not frozen[ref[0]]:
+                return None
+            column = {"same": values[ref[0]]}
+        elif "json" in column and not _JSON_SCALAR_SET.issuperset(map(type, column["json"])):
+            return None
+        columns.append(column)
+    return {"columns": columns, "n": piece["n"]}
+
+
+def value_key(value: dict) -> object:
+    """A hashable form of a small encoded scalar or tuple of scalars; None for anything else."""
+    tag = value.get("t")
+    if tag in ("bool", "int", "float"):
+        return (tag, value.get("cls"), value.get("v"))
+    if tag == "none":
+        return ("none",)
+    if tag == "tuple" and len(value.get("items", ())) <= 4:
+        items = tuple(value_key(item) for item in value["items"])
+        return None if None in items else ("tuple", items)
+    return None
+
+
+def reply_key(reply: dict) -> object:
+    """Equal keys mean equal replies; None: send this reply on its own."""
+    if reply.get("status") != "returned" or reply.get("mutated") or reply.get("aliased"):
+        return None
+    value = value_key(reply["value"])
+    return None if value is None else (value, tuple(reply.get("draws", ())))
+
+
+def chunk_texts(rid: int, start: int, replies: list[dict], printed: str,
+                dumps: Any = _DUMPS) -> list[str]:
+    """A chunk of replies as the JSON text of its message (or two or more, halved): the distinct
+    replies once (``table``) and, per call, its entry (``index``), and ``printed`` (the worker's
+    ``printed()``: what the calls printed, as JSON members of the message, or "").
+
+    Cheap calls mostly repeat a few small answers (True, False, (2, True)), so the parent
+    decodes each once. A chunk too large is halved, so a message stays far below the cap.
+    """
+    table: list[dict] = []
+    index: list[int] = []
+    seen: dict[object, int] = {}
+    by_id: dict[int, int] = {}  # one reply object shared by calls (invoke_immutable's)
+    for reply in replies:
+        slot = by_id.get(id(reply))
+        if slot is None:
+            key = reply_key(reply)
+            slot = seen.get(key) if key is not None else None
+            if slot is None:
+                slot = len(table)
+                table.append(reply)
+                if key is not None:
+                    seen[key] = slot
+            by_id[id(reply)] = slot
+        index.append(slot)
+    text = dumps(table)
+    if len(text) > CHUNK_BYTES and len(replies) > 1:
+        half = len(replies) // 2
+        return (chunk_texts(rid, start, replies[:half], printed, dumps)
+                + chunk_texts(rid, start + half, replies[half:], "", dumps))
+    return [f'{{"op":"replies","id":{rid},"start":{start},'
+            f'"index":{dumps(index)},"table":{text}{printed}}}']
+
+
+def decode_chunk(message: dict, room: int) -> list[Reply]:
+    """The replies of one chunk: each distinct reply decoded once, then one per call, in order."""
+    table, index = message.get("table"), message.get("index")
+    if not isinstance(table, list) or not isinstance(index, list) or not 0 < len(index) <= room:
+        raise MalformedReply("the worker sent a malformed chunk of replies")
+    decoded = [decode_reply(item) for item in table]
+    if set(map(type, index)) != {int} or min(index) < 0 or max(index) >= len(decoded):
+        raise MalformedReply("the worker sent a malformed chunk of replies")
+    if len(index) > len(decoded) and not all(immutable(r.value) for r in decoded):
+        for i, uses in Counter(index).items():  # one Reply for several calls: only an immutable value
+            if uses > 1 and not immutable(decoded[i].value):
+                raise MalformedReply("the worker shared a mutable reply between calls")
+    return [decoded[i] for i in index]
+
+
+def printed_of(message: dict) -> tuple[str, int] | None:
+    """A message's ``out`` (text printed) and ``dropped`` (characters not sent), or None."""
+    if "out" not in message and "dropped" not in message:
+        return None
+    text, dropped = message.get("out", ""), message.get("dropped", 0)
+    if type(text) is not str or type(dropped) is not int or dropped < 0:
+        raise MalformedReply("the worker sent malformed output")
+    return text, dropped
+
+
+def immutable(value: Any) -> bool:
+    """Whether nothing can change ``value`` (None, a number, a tuple of them): the only reply a
+    chunk may hand to several calls."""
+    if type(value) is tuple:
+        return all(immutable(v) for v in value)
+    return value is None or type(value) in (bool, int, float) or isinstance(value, np.generic)

@@ -147,6 +147,9 @@ class Connection:
     def __init__(self, read_fd: int, write_fd: int | None, pidfd: int | None, limit: int) -> None:
         self.read_fd, self.write_fd, self.pidfd, self.limit = read_fd, write_fd, pidfd, limit
         self.buf = bytearray()
+        # What one read takes, read into the same buffer each time: ``os.read`` of 1 MiB maps,
+        # shrinks and unmaps a fresh 1 MiB for every message (17 us; ``readv`` into this: 1 us).
+        self.room = memoryview(bytearray(1 << 20))
         self.frames: Iterator[bytes] | None = None
         self.out = memoryview(b"")
         self.poller, self.write_poller = select.poll(), select.poll()
@@ -223,10 +226,10 @@ class Connection:
             poller = self.write_poller if writing else self.poller
             events = dict(poller.poll(max(0, int(wait * 1000 + 1))))  # 0: past the deadline
             if events.get(self.read_fd):
-                data = os.read(self.read_fd, 1 << 20)
-                if not data:
+                size = os.readv(self.read_fd, [self.room])
+                if not size:
                     raise Died()
-                self.buf += data
+                self.buf += self.room[:size]
             elif self.pidfd is not None and events.get(self.pidfd):
                 raise Died()
             if time.monotonic() >= deadline:  # even while bytes trickle in: a message is due

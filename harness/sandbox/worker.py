@@ -26,18 +26,17 @@ student's code writes to ``sys.stdout`` and ``sys.stderr`` is captured per reque
 ``harness.sandbox.capture``) and sent inside the chunks of replies (``out``, ``dropped``); what
 it writes to the descriptors 1 and 2 goes to a third pipe the parent drains and caps. An
 exception's reply carries its frames in the student's files (``harness.sandbox.frames``). A
-request arrives in frames (the calls, piece by piece, in rows or by column: ``calls_of``);
+request arrives in frames (the calls, piece by piece, in rows or by column: ``codec.calls_of``);
 replies stream back in chunks (every ``CHUNK_CALLS`` calls or ``CHUNK_S`` seconds, repeated small
-replies sent once), and the index of the call in progress is kept in a shared page so the
-parent can name a call that hangs; what was printed since the last chunk is mirrored on that page
-(``capture.Mirror``), so the parent shows it also when a call hangs or the worker dies.
+replies sent once: ``codec.chunk_texts``), and the index of the call in progress is kept in a
+shared page so the parent can name a call that hangs; what was printed since the last chunk is
+mirrored on that page (``capture.Mirror``), so the parent shows it also when a call hangs or the
+worker dies.
 Nothing here is trusted by the parent: it decodes every reply as plain data and fails closed.
 """
 
 from __future__ import annotations
 
-import array
-import binascii
 import gc
 import importlib
 import importlib.util
@@ -55,7 +54,6 @@ if TYPE_CHECKING:
 
 CHUNK_CALLS = 256
 CHUNK_S = 0.05
-CHUNK_BYTES = 1 << 20
 
 # The harness modules the serving loop imports after the hardening (``Server``): the only files
 # of ol's checkout copied into the worker's view (``harden._build_view``).
@@ -125,50 +123,6 @@ def _reap_children() -> None:
             return
 
 
-def _value_key(value: dict) -> object:
-    """A hashable form of a small encoded scalar or tuple of scalars; None for anything else."""
-    tag = value.get("t")
-    if tag in ("bool", "int", "float"):
-        return (tag, value.get("cls"), value.get("v"))
-    if tag == "none":
-        return ("none",)
-    if tag == "tuple" and len(value.get("items", ())) <= 4:
-        items = tuple(_value_key(item) for item in value["items"])
-        return None if None in items else ("tuple", items)
-    return None
-
-
-def _reply_key(reply: dict) -> object:
-    """Equal keys mean equal replies; None: send this reply on its own."""
-    if reply.get("status") != "returned" or reply.get("mutated") or reply.get("aliased"):
-        return None
-    value = _value_key(reply["value"])
-    return None if value is None else (value, tuple(reply.get("draws", ())))
-
-
-def calls_of(piece: dict, floats: Any = array.array, from_base64: Any = binascii.a2b_base64,
-             swap: bool = sys.byteorder != "little") -> list:
-    """A piece's calls, each its encoded arguments (a list, or a tuple from columns), from its rows
-    (``calls``) or its columns (``isolated._piece``): ``f64`` floats as float64 bytes, ``same``
-    one argument for every call, ``json`` a list. ``SystemExit(3)`` for columns of unequal lengths."""
-    if "calls" in piece:
-        return piece["calls"]
-    count, columns = piece["n"], []
-    for column in piece["columns"]:
-        if "f64" in column:
-            data = floats("d", from_base64(column["f64"]))
-            if swap:
-                data.byteswap()
-            columns.append(data.tolist())
-        elif "same" in column:
-            columns.append([column["same"]] * count)
-        else:
-            columns.append(column["json"])
-    if any(len(items) != count for items in columns):
-        raise SystemExit(3)  # the parent never sends this: end, and it sees a crash
-    return list(zip(*columns, strict=True)) if columns else [()] * count
-
-
 _GONE = object()  # stands for a handle this worker never issued
 _NUMBERS = (float, int, bool)  # what a request's JSON numbers decode to
 
@@ -192,6 +146,8 @@ class Server:
                         capture.Stream(self.capture, "<stderr>"))
         self.files = frames.under(python_dir)  # the staged copy the student's module runs from
         self.decode, self.encode_error = codec.decode, codec.encode_error
+        self.calls_of, self.lean_piece, self.chunk_texts = (
+            codec.calls_of, codec.lean_piece, codec.chunk_texts)
         self.invoke, self.invoke_immutable = invoke.invoke_encoded, invoke.invoke_immutable
         self.own_copy = invoke.own_copy
         self.source_from_spec, self.draw_count = sources.source_from_spec, sources.draw_count
@@ -278,40 +234,16 @@ class Server:
         reply["draws"] = [self.draw_count(s) - b for s, b in zip(sources, before, strict=True)]
         return reply
 
-    def _send(self, rid: int, start: int, replies: list[dict], printed: str) -> None:
-        """One chunk: the distinct replies once (``table``) and, per call, its entry (``index``),
-        and ``printed`` (``printed()``: what the calls printed, JSON-encoded inside the message).
-
-        Cheap calls mostly repeat a few small answers (True, False, (2, True)), so the parent
-        decodes each once. A chunk too large is halved, so a message stays far below the cap.
-        """
-        table: list[dict] = []
-        index: list[int] = []
-        seen: dict[object, int] = {}
-        by_id: dict[int, int] = {}  # one reply object shared by calls (invoke_immutable's)
-        for reply in replies:
-            slot = by_id.get(id(reply))
-            if slot is None:
-                key = _reply_key(reply)
-                slot = seen.get(key) if key is not None else None
-                if slot is None:
-                    slot = len(table)
-                    table.append(reply)
-                    if key is not None:
-                        seen[key] = slot
-                by_id[id(reply)] = slot
-            index.append(slot)
-        text = self.dumps(table)
-        if len(text) > CHUNK_BYTES and len(replies) > 1:
-            half = len(replies) // 2
-            self._send(rid, start, replies[:half], printed)
-            self._send(rid, start + half, replies[half:], "")
-            return
-        self.channel.send_text(f'{{"op":"replies","id":{rid},"start":{start},'
-                               f'"index":{self.dumps(index)},"table":{text}{printed}}}')
+    def _send(self, rid: int, start: int, replies: list[dict]) -> None:
+        """One chunk of replies (``codec.chunk_texts``), with what the calls printed."""
+        for text in self.chunk_texts(rid, start, replies, self.printed()):
+            self.channel.send_text(text)
 
     def _pieces(self, request: dict, shared: list) -> Iterator[tuple[list, bool]]:
-        """The request's calls as they arrive, piece by piece, each with whether it is plain."""
+        """The request's calls as they arrive, piece by piece, each with whether it is lean: its
+        calls are then the arguments themselves, each a number or a tuple of numbers sent once
+        (``lean``), which every call may share as in-process; else each call is its encoded
+        arguments."""
         piece = request
         while True:
             shared.extend(self.source_from_spec(spec) for spec in piece["sources"])
@@ -319,9 +251,8 @@ class Server:
                 value = self.decode(v)
                 self.values.append(value)
                 self.frozen.append(type(value) is tuple and all(type(x) in _NUMBERS for x in value))
-            calls = calls_of(piece)
-            yield calls, all(type(a) is not dict and type(a) is not list
-                             for encoded in calls for a in encoded)
+            lean = self.lean_piece(piece, self.values, self.frozen)
+            yield self.calls_of(piece if lean is None else lean), lean is not None
             more = self.channel.recv()
             if more is None or more.get("op") != "more" or more.get("id") != request["id"]:
                 raise SystemExit(3)  # the parent never sends this: end, and it sees a crash
@@ -342,7 +273,7 @@ class Server:
         self.values, self.frozen = [], []
         shared: list = []
         pieces = self._pieces(request, shared)
-        calls, plain = next(pieces)
+        piece: tuple[list, bool] | None = next(pieces)  # its sources and values first: kwargs name them
         kwargs = {k: self._arg(v, shared) for k, v in request["kwargs"].items()}
         func = self.resolve(name)
         # Only a call of one of the module's classes (a constructor, e.g. PCG32) makes a handle.
@@ -354,28 +285,44 @@ class Server:
         kw_frozen = all(type(v) in _NUMBERS or (type(v) is tuple and all(type(x) in _NUMBERS for x in v))
                         for v in kwargs.values())
         answers: dict = {}  # invoke_immutable's replies of this request, one per distinct result
+        register, chunk_s = self.register, CHUNK_S
         progress[0] = rid
         pending: list[dict] = []
-        start, last, offset = 0, monotonic(), 0
-        for i in range(total):
-            if i - offset == len(calls):
-                offset += len(calls)
-                calls, plain = next(pieces)
-            encoded = calls[i - offset]
-            progress[1] = i
-            frozen = immutable_args(encoded) if kw_frozen and func is not None else None
-            if frozen is not None:
+        start, last, i = 0, monotonic(), 0
+        while i < total:
+            calls, lean = piece if piece is not None else next(pieces)
+            piece = None
+            if len(calls) > total - i:
+                calls = calls[:total - i]
+            if lean and kw_frozen and func is not None:
                 # The common case, kept lean: this loop is the cost of a cheap call.
-                pending.append(invoke_immutable(func, frozen, kwargs, self.register, answers, files))
-            elif plain and not kw_sources and func is not None:
-                pending.append(invoke(func, tuple(encoded), kwargs, self.register, files))
-            else:
-                pending.append(call(func, name, tuple([arg(a, shared) for a in encoded]), kwargs))
-            now = monotonic()
-            if len(pending) >= CHUNK_CALLS or now - last >= CHUNK_S or i == total - 1:
-                self._send(rid, start, pending, self.printed())
-                start += len(pending)
-                pending, last = [], now
+                for args in calls:
+                    progress[1] = i
+                    pending.append(invoke_immutable(func, args, kwargs, register, answers, files))
+                    i += 1
+                    now = monotonic()
+                    if len(pending) >= CHUNK_CALLS or now - last >= chunk_s or i == total:
+                        self._send(rid, start, pending)
+                        start += len(pending)
+                        pending, last = [], now
+                continue
+            plain = all(type(a) is not dict and type(a) is not list
+                        for encoded in calls for a in encoded)
+            for encoded in calls:
+                progress[1] = i
+                frozen = immutable_args(encoded) if kw_frozen and func is not None else None
+                if frozen is not None:
+                    pending.append(invoke_immutable(func, frozen, kwargs, register, answers, files))
+                elif plain and not kw_sources and func is not None:
+                    pending.append(invoke(func, tuple(encoded), kwargs, register, files))
+                else:
+                    pending.append(call(func, name, tuple([arg(a, shared) for a in encoded]), kwargs))
+                i += 1
+                now = monotonic()
+                if len(pending) >= CHUNK_CALLS or now - last >= chunk_s or i == total:
+                    self._send(rid, start, pending)
+                    start += len(pending)
+                    pending, last = [], now
 
     def serve(self) -> None:
         while True:

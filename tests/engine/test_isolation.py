@@ -407,19 +407,18 @@ def test_the_harness_files_and_network_are_out_of_reach(target: IsolatedTarget,
 
 def test_a_chunk_may_share_only_immutable_replies() -> None:
     """A repeated small reply is sent once; a mutable one shared by two calls is refused."""
-    from harness.engine.isolated import _chunk
-    from harness.sandbox.codec import encode
+    from harness.sandbox.codec import decode_chunk, encode
 
     def reply(value: object) -> dict:
         return {"status": "returned", "value": encode(value), "mutated": [], "draws": []}
 
-    shared = _chunk({"table": [reply(True), reply((2, False))], "index": [0, 1, 0, 0]}, 4)
+    shared = decode_chunk({"table": [reply(True), reply((2, False))], "index": [0, 1, 0, 0]}, 4)
     assert [r.value for r in shared] == [True, (2, False), True, True]
     for bad in ({"table": [reply(P)], "index": [0, 0]}, {"table": [reply(1)], "index": [1]},
                 {"table": [reply(1)], "index": [0, 0, 0]}, {"table": [reply(1)], "index": [-1]},
                 {"table": [{"status": "returned", "value": {"t": "pickle"}}], "index": [0]}):
         with pytest.raises(MalformedReply):
-            _chunk(bad, 2)
+            decode_chunk(bad, 2)
 
 
 def test_a_missing_function_raises_attribute_error(target: IsolatedTarget) -> None:

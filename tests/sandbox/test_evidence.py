@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from harness.engine.course import load_course
-from harness.engine.isolated import IsolatedTarget, _chunk
+from harness.engine.isolated import IsolatedTarget
 from harness.engine.own_code import module_from_source, reference_target
 from harness.engine.target import InProcessTarget, TargetCrashed, TargetError
 from harness.sandbox.capture import KEPT, Capture, Stream
@@ -29,6 +29,7 @@ from harness.sandbox.codec import (
     Frame,
     MalformedReply,
     RemoteError,
+    decode_chunk,
     decode_error,
     decode_reply,
     encode_error,
@@ -421,7 +422,7 @@ def test_decoding_refuses_malformed_frames(frames: object) -> None:
     with pytest.raises(MalformedReply):
         decode_reply({"status": "raised", "error": data})
     with pytest.raises(MalformedReply):
-        _chunk({"table": [{"status": "raised", "error": data}], "index": [0]}, 1)
+        decode_chunk({"table": [{"status": "raised", "error": data}], "index": [0]}, 1)
 
 
 def test_decoded_frames_are_cut_and_cleaned() -> None:

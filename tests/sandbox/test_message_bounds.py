@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from harness.sandbox import protocol
-from harness.sandbox.codec import MAX_ITEMS, MalformedReply, Reply, decode, encode, encode_reply
+from harness.sandbox.codec import CHUNK_BYTES, MAX_ITEMS, MalformedReply, Reply, decode, encode, encode_reply
 from harness.sandbox.protocol import (
     MAX_NESTING,
     MAX_VALUES,
@@ -30,7 +30,6 @@ from harness.sandbox.protocol import (
     measure,
     next_message,
 )
-from harness.sandbox.worker import CHUNK_BYTES
 
 _PIECES = ["[", "]", "{", "}", ",", '"', "\\", "a", " ", ":", "é", "\ud800", "\n", "😀", '\\"', '""']
 
@@ -136,7 +135,7 @@ def test_many_strings_are_refused_without_a_regular_expression_over_them():
 
 
 def _chunk_message(values: list) -> bytes:
-    """A worker's chunk of replies (as ``worker._send`` writes it) returning ``values``."""
+    """A worker's chunk of replies (as ``codec.chunk_texts`` writes it) returning ``values``."""
     table = [encode_reply(Reply("returned", v)) for v in values]
     return json.dumps({"op": "replies", "id": 1 << 60, "start": 0,
                        "index": list(range(len(table))), "table": table},

@@ -1,4 +1,4 @@
-"""A request's calls by column (``isolated._piece``, ``worker.calls_of``): exactly what rows carry.
+"""A request's calls by column (``codec.piece_of_rows``, ``codec.calls_of``): exactly what rows carry.
 
 A piece of many calls with one number of arguments travels by column: floats as their float64
 bytes, one repeated argument object once, anything else as a JSON list. The worker must rebuild
@@ -14,10 +14,10 @@ import struct
 
 import pytest
 
-from harness.engine import isolated
-from harness.engine.isolated import COLUMNS_FROM, _frames, _piece
-from harness.sandbox import protocol
-from harness.sandbox.worker import calls_of
+from harness.sandbox import codec, protocol
+from harness.sandbox.codec import COLUMNS_FROM, calls_of
+from harness.sandbox.codec import piece_of_rows as _piece
+from harness.sandbox.codec import request_frames as _frames
 
 FLOATS = [0.0, -0.0, 1.5, -2.25, math.inf, -math.inf, 5e-324, 1.7976931348623157e308,
           0.1, 1 / 3, 2.0 ** -1074, -1e-300]
@@ -135,13 +135,13 @@ def test_a_shared_tuple_is_one_object_for_every_call_and_a_list_a_copy_each(targ
 
 def test_a_tuple_of_numbers_is_encoded_once_and_a_list_each_time(target, monkeypatch):
     encoded: list = []
-    real = isolated.encode
+    real = codec.encode
 
-    def counting(value):
+    def counting(value, *depth):  # encode's own recursion (the items) comes here too
         encoded.append(value)
-        return real(value)
+        return real(value, *depth)
 
-    monkeypatch.setattr(isolated, "encode", counting)
+    monkeypatch.setattr(codec, "encode", counting)
     p = (0.125, 0.875)
     for _ in range(3):
         target.map("total", [(p,)] * 20)
@@ -155,16 +155,16 @@ def test_a_tuple_of_numbers_is_encoded_once_and_a_list_each_time(target, monkeyp
 
 
 def test_the_tuple_cache_is_bounded_and_keeps_what_it_names(monkeypatch):
-    monkeypatch.setattr(isolated, "_FROZEN", {})
-    monkeypatch.setattr(isolated, "FROZEN_KEPT", 4)
+    monkeypatch.setattr(codec, "_FROZEN", {})
+    monkeypatch.setattr(codec, "FROZEN_KEPT", 4)
     tuples = [(float(i), 1.0) for i in range(10)]
     for t in tuples:
         b"".join(_frames(1, "total", [(t,)], {}))
-    assert len(isolated._FROZEN) <= 4
-    assert isolated._FROZEN  # the last tuples are kept, each under its own id
-    assert all(id(kept) == key for key, (kept, _) in isolated._FROZEN.items())
+    assert len(codec._FROZEN) <= 4
+    assert codec._FROZEN  # the last tuples are kept, each under its own id
+    assert all(id(kept) == key for key, (kept, _) in codec._FROZEN.items())
     nested = ((1.0,), 2.0)  # a tuple holding a tuple: not cached (only flat tuples of numbers)
-    long = tuple(float(i) for i in range(isolated.FROZEN_ITEMS + 1))  # nor a long one
+    long = tuple(float(i) for i in range(codec.FROZEN_ITEMS + 1))  # nor a long one
     for value in (nested, long):
         b"".join(_frames(1, "total", [(value,)], {}))
-        assert id(value) not in isolated._FROZEN
+        assert id(value) not in codec._FROZEN
