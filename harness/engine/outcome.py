@@ -31,11 +31,19 @@ LONG_CALL = 640  # a call longer than this is shown with its long vectors summar
 SHOWN_ENTRIES = 3  # differing entries of a returned array named in an example
 
 
+def remote_of(error: BaseException) -> RemoteError | None:
+    """What the code under test raised, as its target reported it (class names, message, frames):
+    the ``ol_remote`` of a ``TargetError`` and of an exception rebuilt as itself
+    (``harness.engine.target.rebuild``); None for any other exception (one of ol's own)."""
+    remote = getattr(error, "ol_remote", None)
+    return remote if isinstance(remote, RemoteError) else None
+
+
 def error_bases(error: BaseException) -> tuple[str, ...]:
     """The class names of an exception, most specific first (a worker's as it sent them)."""
     if isinstance(error, RemoteError):
         return tuple(error.bases) or (error.type,)
-    remote = getattr(error, "ol_remote", None) or getattr(error, "remote", None)
+    remote = remote_of(error)
     if remote is not None:
         return tuple(remote.bases) or (remote.type,)
     return tuple(k.__name__ for k in type(error).__mro__)
@@ -117,8 +125,7 @@ def error_words(error: BaseException) -> str:
     """``ValueError: m must be >= 1``: the class the code raised and its message, once (a
     message that already starts with the class name, or a wrapper's, is not repeated)."""
     name = error_name(error)
-    remote = error if isinstance(error, RemoteError) else (
-        getattr(error, "ol_remote", None) or getattr(error, "remote", None))
+    remote = error if isinstance(error, RemoteError) else remote_of(error)
     message = str(remote.message if remote is not None else error).strip()
     for prefix in (f"{name}: ", f"{type(error).__name__}: "):
         message = message.removeprefix(prefix)
