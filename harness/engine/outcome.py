@@ -107,7 +107,7 @@ def outcome_key(result: Any, violation: str = "") -> Any:
     return ("returned", _value_key(result.value), result.draws)
 
 
-def describe(result: Any, violation: str = "") -> str:
+def outcome_words(result: Any, violation: str = "") -> str:
     """``returned (2, False)``, ``raised ValueError: ...``, ``modified an argument in place``."""
     if violation:
         return {"mutated": "modified an argument in place",

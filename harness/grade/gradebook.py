@@ -33,7 +33,7 @@ from harness import __version__
 from harness.check.stubs import stub_source
 from harness.engine.course import Module
 from harness.engine.results import Verdict, points_value
-from harness.engine.seeding import describe, is_run_seed
+from harness.engine.seeding import cases_words, is_run_seed
 from harness.engine.serial import reading, rerun_command, tagged, untag
 from harness.engine.workspace import imports_of
 from harness.errors import HarnessError
@@ -189,7 +189,7 @@ class Gradebook:
             "submissions_dir": self.submissions_dir,
             "settings": self.settings,
             "seed": self.seed,
-            "cases": describe(self.seed),
+            "cases": cases_words(self.seed),
             "replay": self.replay,
             "context": self.context,
             "tests": self.tests,

@@ -34,3 +34,14 @@ def test_every_reader_names_the_class_the_code_under_test_raised():
     assert raised_name(KeyError("k")) == "KeyError"
     assert fmt(rebuilt) == "raised BadProbs: p sums to 2"
     assert fmt(wrapped) == "raised NameError: name 'x' is not defined"
+
+
+def test_an_outcome_and_the_cases_of_a_seed_in_words_have_names_of_their_own():
+    from harness.engine.outcome import outcome_words
+    from harness.engine.seeding import cases_words
+    from harness.engine.target import Result
+
+    assert outcome_words(Result((1,), value=(2, False))) == "returned (2, False)"
+    assert outcome_words(Result((1,), error=rebuild(CUSTOM))) == "raised BadProbs: p sums to 2"
+    assert outcome_words(Result((1,)), "mutated") == "modified an argument in place"
+    assert cases_words(None) == "the public cases" and cases_words(7) == "hidden cases of seed 7"
