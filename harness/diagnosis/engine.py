@@ -47,7 +47,7 @@ from harness.engine.results import (
     EXITED,
     NOT_IMPLEMENTED,
     RAISED,
-    TIMED_OUT,
+    TIMEOUT,
     WRONG,
     Diagnosis,
     RunResult,
@@ -86,7 +86,7 @@ _PLAIN_ARGS = (int, float, bool, str, bytes, type(None), tuple, list, np.ndarray
 CATEGORY_WORDS: dict[str, str] = {
     CRASHED: "your code crashed",
     EXITED: "your code tried to exit the interpreter",
-    TIMED_OUT: "your code did not finish in time (an endless loop?)",
+    TIMEOUT: "your code did not finish in time (an endless loop?)",
     NOT_IMPLEMENTED: "part of your code is not written yet",
     RAISED: "your code raised an exception it should not have",
 }

@@ -26,7 +26,7 @@ from harness.engine.results import (
     EXITED,
     NOT_IMPLEMENTED,
     RAISED,
-    TIMED_OUT,
+    TIMEOUT,
     WRONG,
     CaseInfo,
     Outcome,
@@ -158,9 +158,9 @@ def _category(target: Target, outcome: Outcome, raised: BaseException | None) ->
     if escape is not None:
         if isinstance(escape, TargetExited):
             return EXITED
-        return TIMED_OUT if isinstance(escape, TargetTimedOut) else CRASHED
+        return TIMEOUT if isinstance(escape, TargetTimedOut) else CRASHED
     if outcome is Outcome.TIMEOUT:
-        return TIMED_OUT
+        return TIMEOUT
     if outcome is Outcome.CRASHED:
         return CRASHED
     if target.not_implemented is not None:
