@@ -62,6 +62,11 @@ def family(error: BaseException) -> str:
 
 
 def _value_key(value: Any) -> Any:
+    """A value's part of ``outcome_key``: the one key of "the same answer" to a reader of the
+    contract (numbers by class family and bits, NaN equal to NaN, a float by its dtype, arrays by
+    dtype, shape and every entry). Not the sandbox's keys (``codec.plain_key`` and the worker's
+    ``_value_key``), which tell when two replies have the same encoding (NaN never equal, every
+    class apart), nor the M07.6 catalog's ``answer_key``/``zero_key``, a test's own relations."""
     if isinstance(value, (bool, np.bool_)):
         return ("bool", bool(value))
     if isinstance(value, (int, np.integer)):
