@@ -46,7 +46,15 @@ def write_atomic(path: Path | str, data: str | bytes) -> Path:
 
 
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
-          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISLNK, "a symbolic link"), (stat.S_ISREG, "a regular file"))  # (modes exclude each other)
+
+
+def file_kind(mode: int) -> str:
+    """What a file of ``mode`` (an ``st_mode``) is, as a message names it: ``"a symbolic link"``
+    (``lstat``'s mode), ``"a regular file"``, ``"a directory"``, ``"a FIFO"``, ``"a socket"``,
+    ``"a character device"``, ``"a block device"``; ``"not a regular file"`` for any other."""
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
 def special_kind(path: Path | str) -> str | None:
@@ -65,7 +73,7 @@ def special_kind(path: Path | str) -> str | None:
             return None
     if stat.S_ISREG(info.st_mode):
         return None
-    kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a regular file")
+    kind = file_kind(info.st_mode)
     return f"a symbolic link to {kind}" if link else kind
 
 

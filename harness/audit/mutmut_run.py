@@ -35,6 +35,7 @@ from harness.engine.catalog import collect
 from harness.engine.course import Module, load_course
 from harness.engine.events import QUIET, Listener
 from harness.errors import HarnessError
+from harness.escape import plain_log
 from harness.paths import REFERENCE_PYTHON, REPO_ROOT
 
 MUTMUT_TIMEOUT_S = 3600.0
@@ -44,7 +45,6 @@ _CLI = "import sys; from mutmut.__main__ import cli; sys.exit(cli())"
 IDENTICAL = Record("", "", "", "equivalent", "mutmut wrote the reference's own text for this "
                    "function (e.g. a float literal whose +1 rounds back to the same float): the "
                    "same code, so the same function; recognised automatically, no record needed")
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _RATE = re.compile(r"([0-9.]+) mutations/second")
 
 
@@ -82,13 +82,7 @@ def _mutmut(workdir: Path, *args: str, timeout: float = MUTMUT_TIMEOUT_S) -> tup
     except subprocess.TimeoutExpired:
         raise HarnessError(f"mutmut {' '.join(args)} did not finish in {timeout:g} s",
                            "run it by hand in a copy to see where it hangs") from None
-    return proc.returncode, clean_log(proc.stdout + proc.stderr)
-
-
-def clean_log(text: str) -> str:
-    """mutmut's output without colours, each carriage-return spinner line reduced to its last state."""
-    lines = [_ANSI.sub("", line).split("\r")[-1].rstrip() for line in text.split("\n")]
-    return "\n".join(lines).strip() + "\n"
+    return proc.returncode, plain_log(proc.stdout + proc.stderr)
 
 
 def _status_words() -> Callable[[int | None], str]:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from harness.audit.analytic import TARGET_POWER, Rate
 from harness.engine.serial import (
     float_from_json,
+    nonfinite_as_text,
     optional_float,
     reading,
     rerun_command,
@@ -20,17 +20,6 @@ from harness.engine.serial import (
 # PowerAudit's. Version 2: the tag, and the reference p-values and times written exactly
 # (version 1 rounded them), so the audit can be read back.
 FORMAT_VERSION = 2
-
-
-def _clean(value: Any) -> Any:
-    """JSON has no inf or nan: they become strings ("inf", "nan")."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    return value
 
 
 @dataclass(frozen=True)
@@ -68,7 +57,7 @@ class MutantPower:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        return _clean({
+        return nonfinite_as_text({
             "mutant": self.mutant, "description": self.description, "designated": self.designated,
             "method": self.method, "law_changed": self.law_changed, "law": self.law,
             "power": self.power.to_json() if self.power else None,
@@ -123,7 +112,7 @@ class TestPower:
         return float(self.detectable.get("nominal_alpha", self.alpha))
 
     def to_json(self) -> dict[str, Any]:
-        return _clean({
+        return nonfinite_as_text({
             "test": self.test, "kind": self.kind, "alpha_name": self.alpha_name,
             "alpha": self.alpha, "fixed_seed": self.fixed_seed, "size": self.size,
             "false_alarm": self.false_alarm.to_json(), "fixed_seed_pvalue": self.fixed_seed_pvalue,

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.engine.outcome import remote_of
 from harness.engine.target import show_args
 
 
@@ -34,7 +35,7 @@ def fmt(value: Any) -> str:
     if isinstance(value, Fraction):
         return f"{value} (= {float(value):.17g})" if value.denominator != 1 else str(value)
     if isinstance(value, BaseException):
-        remote = getattr(value, "remote", None) or getattr(value, "ol_remote", None)
+        remote = remote_of(value)
         if remote is not None:  # what the code under test raised, by its own class name, once
             return f"raised {remote}"
         return f"raised {type(value).__name__}: {value}" if str(value) else \
@@ -44,7 +45,7 @@ def fmt(value: Any) -> str:
 
 def raised_name(error: BaseException) -> str:
     """The class name the code under test raised (not the class ol rebuilt it as)."""
-    remote = getattr(error, "remote", None) or getattr(error, "ol_remote", None)
+    remote = remote_of(error)
     return str(remote.type) if remote is not None else type(error).__name__
 
 

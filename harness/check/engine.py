@@ -28,6 +28,7 @@ from harness.engine.workspace import (
     read_submission,
 )
 from harness.errors import HarnessError
+from harness.files import file_kind
 from harness.sandbox.fs import remove_tree
 
 if TYPE_CHECKING:
@@ -207,16 +208,6 @@ def _refusal(shown: str, what: str) -> HarnessError:
                         "opens no special file: remove it; the next passing ol check recreates it")
 
 
-def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISREG, "a regular file"),
-                       (stat.S_ISDIR, "a directory"),
-                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
-        if test(mode):
-            return name
-    return "not a regular file"
-
-
 def _lstat_at(name: str, dir_fd: int) -> os.stat_result | None:
     try:
         return os.lstat(name, dir_fd=dir_fd)
@@ -240,7 +231,7 @@ def _open_passes_dir(ws: Workspace, create: bool) -> int | None:
         if info is None:
             return None
         if not stat.S_ISDIR(info.st_mode):
-            raise _refusal(shown, _kind(info.st_mode) + ("" if stat.S_ISLNK(info.st_mode)
+            raise _refusal(shown, file_kind(info.st_mode) + ("" if stat.S_ISLNK(info.st_mode)
                                                          else ", not a directory"))
         try:
             return os.open(PASSES_DIR, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
@@ -254,7 +245,7 @@ def _open_passes_dir(ws: Workspace, create: bool) -> int | None:
 def _check_passes_file(ws: Workspace, dir_fd: int) -> os.stat_result | None:
     info = _lstat_at(PASSES_NAME, dir_fd)
     if info is not None and not stat.S_ISREG(info.st_mode):
-        raise _refusal(str(_passes_path(ws)), _kind(info.st_mode))
+        raise _refusal(str(_passes_path(ws)), file_kind(info.st_mode))
     return info
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from harness.engine.course import Module
 from harness.engine.requests import StartRequest
 from harness.errors import HarnessError
-from harness.files import write_atomic
+from harness.files import file_kind, write_atomic
 from harness.paths import REFERENCE_DIR, REFERENCE_PYTHON
 
 PACKAGE_INITS = ("tinyllm/__init__.py", "tinyllm/prob/__init__.py")
@@ -113,15 +113,6 @@ def start(module: Module, root: Path, force: bool = False) -> list[StartAction]:
     return actions
 
 
-def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a directory"),
-                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
-        if test(mode):
-            return name
-    return "not a regular file"
-
-
 def _check_place(python: Path, rel: str) -> None:
     """Refuse what ``ol start`` must neither open nor replace, on the way to ``python/rel``:
     a folder on the way that is not one (a link to a folder is fine), then the file itself."""
@@ -141,7 +132,7 @@ def _check_place(python: Path, rel: str) -> None:
     if stat.S_ISLNK(info.st_mode):
         raise HarnessError(f"{path} is a symbolic link",
                            "ol check copies regular files only: put the file itself there")
-    raise HarnessError(f"{path} is {_kind(info.st_mode)}, not a regular file",
+    raise HarnessError(f"{path} is {file_kind(info.st_mode)}, not a regular file",
                        "ol start reads and writes regular files only: move it away first")
 
 
@@ -154,7 +145,7 @@ def _is_folder(folder: Path) -> bool:
     except OSError as exc:
         raise HarnessError(f"cannot use {folder}: {exc.strerror or exc}", "move it away first") from None
     if not stat.S_ISDIR(info.st_mode):
-        raise HarnessError(f"{folder} is {_kind(info.st_mode)} where a folder belongs",
+        raise HarnessError(f"{folder} is {file_kind(info.st_mode)} where a folder belongs",
                            "move it away first")
     return True
 

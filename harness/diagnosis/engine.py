@@ -36,10 +36,10 @@ from harness.engine.course import Module, load_course
 from harness.engine.outcome import (
     MESSAGE_CHARS,
     call_text,
-    describe,
     differing_entries,
     expected_words,
     outcome_key,
+    outcome_words,
     reordered,
 )
 from harness.engine.results import (
@@ -47,7 +47,7 @@ from harness.engine.results import (
     EXITED,
     NOT_IMPLEMENTED,
     RAISED,
-    TIMED_OUT,
+    TIMEOUT,
     WRONG,
     Diagnosis,
     RunResult,
@@ -86,7 +86,7 @@ _PLAIN_ARGS = (int, float, bool, str, bytes, type(None), tuple, list, np.ndarray
 CATEGORY_WORDS: dict[str, str] = {
     CRASHED: "your code crashed",
     EXITED: "your code tried to exit the interpreter",
-    TIMED_OUT: "your code did not finish in time (an endless loop?)",
+    TIMEOUT: "your code did not finish in time (an endless loop?)",
     NOT_IMPLEMENTED: "part of your code is not written yet",
     RAISED: "your code raised an exception it should not have",
 }
@@ -118,12 +118,12 @@ class Probe:
     def words(self) -> str:
         """What the code under test did, in words."""
         if self.index < self.batch.answered:
-            return describe(self.batch.results[self.index])
+            return outcome_words(self.batch.results[self.index])
         said = str(self.batch.violation or "")  # "fn(args) returned an int64 array ... where ..."
         call = f"{self.batch.fn}({show_args(self.args)}) "
         if said.startswith(call):  # the target's own words: what came back, not a placeholder
             return said[len(call):].split(";")[0]
-        return describe(Result(self.args), self.violation)
+        return outcome_words(Result(self.args), self.violation)
 
 
 @dataclass
@@ -539,7 +539,7 @@ def _explain(module: Module, run: RunResult, differing: list[tuple[Plan, Probe]]
                                                            differing[j][1].args)), j))
         probe = differing[first][1]
         example = (f"{call_text(probe.batch.fn, probe.args)} "
-                   f"{describe(Result(probe.args, value=probe.value))}, expected "
+                   f"{outcome_words(Result(probe.args, value=probe.value))}, expected "
                    f"{expected_words(expected(first))}")
         findings.append(Finding("structure", [], reordered_tests, calls_of, functions(calls_of),
                                 examples=[example]))
@@ -715,8 +715,8 @@ def _worded(module: Module, f: Finding, total: int, unstable: Unstable | None,
 
 
 def _unstable_words(unstable: Unstable, first: Any) -> str:
-    again = describe(unstable.again, unstable.violation).removeprefix("returned ")
-    said = describe(first).removeprefix("returned ") if first is not None else "something else"
+    again = outcome_words(unstable.again, unstable.violation).removeprefix("returned ")
+    said = outcome_words(first).removeprefix("returned ") if first is not None else "something else"
     return (f"{call_text(unstable.batch.fn, unstable.batch.calls[unstable.index])} returned "
             f"{said}, and {again} when asked again with the same arguments and uniforms")
 

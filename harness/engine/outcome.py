@@ -31,11 +31,19 @@ LONG_CALL = 640  # a call longer than this is shown with its long vectors summar
 SHOWN_ENTRIES = 3  # differing entries of a returned array named in an example
 
 
+def remote_of(error: BaseException) -> RemoteError | None:
+    """What the code under test raised, as its target reported it (class names, message, frames):
+    the ``ol_remote`` of a ``TargetError`` and of an exception rebuilt as itself
+    (``harness.engine.target.rebuild``); None for any other exception (one of ol's own)."""
+    remote = getattr(error, "ol_remote", None)
+    return remote if isinstance(remote, RemoteError) else None
+
+
 def error_bases(error: BaseException) -> tuple[str, ...]:
     """The class names of an exception, most specific first (a worker's as it sent them)."""
     if isinstance(error, RemoteError):
         return tuple(error.bases) or (error.type,)
-    remote = getattr(error, "ol_remote", None) or getattr(error, "remote", None)
+    remote = remote_of(error)
     if remote is not None:
         return tuple(remote.bases) or (remote.type,)
     return tuple(k.__name__ for k in type(error).__mro__)
@@ -54,6 +62,11 @@ def family(error: BaseException) -> str:
 
 
 def _value_key(value: Any) -> Any:
+    """A value's part of ``outcome_key``: the one key of "the same answer" to a reader of the
+    contract (numbers by class family and bits, NaN equal to NaN, a float by its dtype, arrays by
+    dtype, shape and every entry). Not the sandbox's keys (``codec.plain_key`` and the worker's
+    ``_value_key``), which tell when two replies have the same encoding (NaN never equal, every
+    class apart), nor the M07.6 catalog's ``answer_key``/``zero_key``, a test's own relations."""
     if isinstance(value, (bool, np.bool_)):
         return ("bool", bool(value))
     if isinstance(value, (int, np.integer)):
@@ -99,7 +112,7 @@ def outcome_key(result: Any, violation: str = "") -> Any:
     return ("returned", _value_key(result.value), result.draws)
 
 
-def describe(result: Any, violation: str = "") -> str:
+def outcome_words(result: Any, violation: str = "") -> str:
     """``returned (2, False)``, ``raised ValueError: ...``, ``modified an argument in place``."""
     if violation:
         return {"mutated": "modified an argument in place",
@@ -117,8 +130,7 @@ def error_words(error: BaseException) -> str:
     """``ValueError: m must be >= 1``: the class the code raised and its message, once (a
     message that already starts with the class name, or a wrapper's, is not repeated)."""
     name = error_name(error)
-    remote = error if isinstance(error, RemoteError) else (
-        getattr(error, "ol_remote", None) or getattr(error, "remote", None))
+    remote = error if isinstance(error, RemoteError) else remote_of(error)
     message = str(remote.message if remote is not None else error).strip()
     for prefix in (f"{name}: ", f"{type(error).__name__}: "):
         message = message.removeprefix(prefix)

@@ -47,17 +47,22 @@ class Verdict(Word):
 class Category(Word):
     """Why a test failed, in plain words. Only a wrong answer can name a pitfall; the others are
     the code's own trouble (it crashed, exited, hung, is not written yet, or raised a programming
-    error)."""
+    error). A word it shares with ``Outcome`` (crashed, timeout) is the same member name and value
+    in both: one vocabulary, two questions (what happened to the test; why it failed)."""
 
     WRONG = "wrong"
     RAISED = "raised"
     CRASHED = "crashed"
     EXITED = "exited"
-    TIMED_OUT = "timeout"
+    TIMEOUT = "timeout"
     NOT_IMPLEMENTED = "not_implemented"
 
 
-class Outcome(str, enum.Enum):  # noqa: UP042 - as Kind
+class Outcome(Word):
+    """What happened to one test: passed, failed (an assertion, a wrong answer), error (the code
+    under test raised where the test expected an answer), timeout, crashed (an escape: the call
+    did not answer). A ``Word``, as ``Verdict`` and ``Category`` are."""
+
     PASSED = "passed"
     FAILED = "failed"
     ERROR = "error"
@@ -83,8 +88,8 @@ class CaseInfo:
         return d
 
 
-# The categories by their old names (``Category``).
-WRONG, RAISED, CRASHED, EXITED, TIMED_OUT, NOT_IMPLEMENTED = tuple(Category)
+# The categories by their names alone (``Category``).
+WRONG, RAISED, CRASHED, EXITED, TIMEOUT, NOT_IMPLEMENTED = tuple(Category)
 CATEGORIES = tuple(Category)
 
 

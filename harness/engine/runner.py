@@ -20,13 +20,13 @@ import numpy as np
 
 from harness.engine.catalog import collect
 from harness.engine.course import Module
-from harness.engine.outcome import PROGRAMMING_ERRORS, error_bases, error_name
+from harness.engine.outcome import PROGRAMMING_ERRORS, error_bases, error_name, remote_of
 from harness.engine.results import (
     CRASHED,
     EXITED,
     NOT_IMPLEMENTED,
     RAISED,
-    TIMED_OUT,
+    TIMEOUT,
     WRONG,
     CaseInfo,
     Outcome,
@@ -110,7 +110,7 @@ def run_case(module: Module, info: CaseInfo, fn: Callable[..., Any], target: Tar
     except NotImplementedError as exc:
         outcome, message = Outcome.FAILED, f"not implemented yet: {exc}"
     except Exception as exc:
-        remote = getattr(exc, "remote", None) or getattr(exc, "ol_remote", None)
+        remote = remote_of(exc)
         if remote is None:  # every answer of the code under test arrives rebuilt, with its remote
             raise CatalogError(f"{info.name} itself raised {type(exc).__name__}: {exc}; this is a "
                                "bug of ol's catalog, not of the code under test") from exc
@@ -158,9 +158,9 @@ def _category(target: Target, outcome: Outcome, raised: BaseException | None) ->
     if escape is not None:
         if isinstance(escape, TargetExited):
             return EXITED
-        return TIMED_OUT if isinstance(escape, TargetTimedOut) else CRASHED
+        return TIMEOUT if isinstance(escape, TargetTimedOut) else CRASHED
     if outcome is Outcome.TIMEOUT:
-        return TIMED_OUT
+        return TIMEOUT
     if outcome is Outcome.CRASHED:
         return CRASHED
     if target.not_implemented is not None:
@@ -188,7 +188,7 @@ def _frames(error: BaseException | None) -> tuple[TraceFrame, ...]:
     """The frames of ``error`` in the student's own files, as the worker reported them."""
     if error is None:
         return ()
-    remote = getattr(error, "ol_remote", None) or getattr(error, "remote", None)
+    remote = remote_of(error)
     frames = getattr(remote, "frames", ()) or ()
     return tuple(TraceFrame(f"python/{f.file}", int(f.line), str(f.function), str(f.source))
                  for f in frames)

@@ -125,7 +125,7 @@ def parse_seed(text: str) -> int | None:
     return value
 
 
-def describe(seed: int | None) -> str:
+def cases_words(seed: int | None) -> str:
     """One phrase for reports: which cases a run used."""
     return "the public cases" if seed is None else f"hidden cases of seed {seed}"
 

@@ -150,7 +150,7 @@ def read_result(path: Path | str, cls: type[R]) -> R:
 # -- values JSON has no room for -------------------------------------------------------------------
 
 def float_from_json(value: Any) -> float:
-    """A float written by a ``_clean``-style writer: ``"inf"``, ``"-inf"`` and ``"nan"`` too.
+    """A float as ``nonfinite_as_text`` writes it: ``"inf"``, ``"-inf"`` and ``"nan"`` too.
 
     NaN comes back as ``math.nan`` itself, so a rebuilt result equals one holding ``math.nan``.
     """
@@ -164,8 +164,21 @@ def optional_float(value: Any) -> float | None:
     return None if value is None else float_from_json(value)
 
 
+def nonfinite_as_text(value: Any) -> Any:
+    """``value`` (plain data) with every float JSON has no room for written as a string
+    (``"inf"``, ``"-inf"``, ``"nan"``), throughout its dicts, lists and tuples (a tuple comes back
+    a list); ``restored`` and ``float_from_json`` read them back."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: nonfinite_as_text(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [nonfinite_as_text(v) for v in value]
+    return value
+
+
 def restored(value: Any) -> Any:
-    """The inverse of the audits' ``_clean`` on free-form data: ``"inf"``, ``"-inf"`` and
+    """The inverse of ``nonfinite_as_text`` on free-form data: ``"inf"``, ``"-inf"`` and
     ``"nan"`` become floats again (lists stay lists: JSON has no tuples)."""
     if isinstance(value, str) and value in ("inf", "-inf", "nan"):
         return float_from_json(value)

@@ -8,7 +8,7 @@ target it calls. Anything that looks like an
 escape (exit, crash, time-out, malformed data) is recorded, and the runner fails the test
 whatever the test itself concluded: verdicts fail closed. What the code printed during a test
 (``output``, ``output_dropped``) and where it raised (``RemoteError.frames``, on
-``TargetError.remote`` and a rebuilt exception's ``ol_remote``) are kept for the student's report.
+``ol_remote`` of a ``TargetError`` and of a rebuilt exception alike) are kept for the student's report.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ class TargetError(Exception):
 
     def __init__(self, remote: RemoteError) -> None:
         super().__init__(str(remote))
-        self.remote = remote
+        self.ol_remote = remote
 
 
 class TargetEscape(BaseException):

@@ -322,16 +322,16 @@ def seed_of_run(record: SavedGradebook | None, given: bool, asked: int | None, o
     """The seed this run grades on: the gradebook's own when it continues one (a ``--seed`` that
     differs is refused in one line), else ``asked`` when ``--seed`` was ``given``, else a fresh
     one."""
-    from harness.engine.seeding import describe, fresh_seed
+    from harness.engine.seeding import cases_words, fresh_seed
 
     if record is None:
         return asked if given else fresh_seed()
     if given and asked != record.seed:
         raise HarnessError(
-            f"{shown(out / JSON_NAME)} holds grades on {describe(record.seed)}, not on "
-            f"{describe(asked)}: a gradebook never mixes seeds",
+            f"{shown(out / JSON_NAME)} holds grades on {cases_words(record.seed)}, not on "
+            f"{cases_words(asked)}: a gradebook never mixes seeds",
             f"drop --seed to continue it on its own, or give another --out to grade on "
-            f"{describe(asked)}")
+            f"{cases_words(asked)}")
     return record.seed
 
 

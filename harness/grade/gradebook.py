@@ -13,8 +13,8 @@ A gradebook is graded on the cases of one seed (``harness.engine.seeding``), rec
 in the JSON and in a column of the CSV, and part of the context): a run that continues a
 gradebook continues on its seed, so a gradebook never mixes seeds. One written before seeds were
 recorded was graded on the public cases.
-Every string is made valid text before it is written (``clean``), so no message or folder name a
-submission brings can stop the writers.
+Every string is made valid text before it is written (``harness.escape.valid_data``), so no
+message or folder name a submission brings can stop the writers.
 """
 
 from __future__ import annotations
@@ -33,12 +33,13 @@ from harness import __version__
 from harness.check.stubs import stub_source
 from harness.engine.course import Module
 from harness.engine.results import Verdict, points_value
-from harness.engine.seeding import describe, is_run_seed
+from harness.engine.seeding import cases_words, is_run_seed
 from harness.engine.serial import reading, rerun_command, tagged, untag
 from harness.engine.workspace import imports_of
 from harness.errors import HarnessError
+from harness.escape import valid_data, valid_text
 from harness.grade.integrity import flags_of, groups, identity
-from harness.grade.row import GradeRow, clean
+from harness.grade.row import GradeRow
 from harness.paths import MUTANTS_DIR, PACKAGE_DIR, REFERENCE_DIR, REFERENCE_PYTHON, REPO_ROOT
 
 JSON_NAME, CSV_NAME = "gradebook.json", "gradebook.csv"
@@ -48,6 +49,8 @@ KIND = "ol-gradebook"
 FORMAT_VERSION = 1
 # A row's verdicts (internal: the harness failed; graded again)
 VERDICTS = (Verdict.PASS, Verdict.FAIL, Verdict.ERROR, Verdict.INTERNAL)
+# ``harness.escape.valid_data`` by the name report/grade.py and report/grade_files.py import it by.
+clean = valid_data
 FIXED_COLUMNS = ("submission", "verdict", "passed", "failed", "score", "max_score", "time_s",
                  "message", "content_hash", "graded_at", "seed", "pitfalls", "flags", "shape")
 SCORES_NAME = "scores.csv"
@@ -58,7 +61,7 @@ SCORES_COLUMNS = ("submission", "score", "max_score", "verdict")
 
 def refusal_digest(message: str) -> str:
     """The key of a row whose tree staging refused: the same refusal, the same key."""
-    return "refused-" + hashlib.sha256(clean(message).encode("utf-8")).hexdigest()[:48]
+    return "refused-" + hashlib.sha256(valid_text(message).encode("utf-8")).hexdigest()[:48]
 
 
 def context_of(module: Module, settings: dict[str, Any]) -> str:
@@ -189,7 +192,7 @@ class Gradebook:
             "submissions_dir": self.submissions_dir,
             "settings": self.settings,
             "seed": self.seed,
-            "cases": describe(self.seed),
+            "cases": cases_words(self.seed),
             "replay": self.replay,
             "context": self.context,
             "tests": self.tests,
@@ -254,10 +257,10 @@ class Gradebook:
         from harness.files import write_atomic
 
         self.flag()
-        write_atomic(self.json_path, json.dumps(clean(self.to_json()), indent=1,
+        write_atomic(self.json_path, json.dumps(valid_data(self.to_json()), indent=1,
                                                 ensure_ascii=False, allow_nan=False) + "\n")
-        write_atomic(self.csv_path, clean(self.to_csv()))
-        write_atomic(self.out / SCORES_NAME, clean(self.to_scores_csv()))
+        write_atomic(self.csv_path, valid_text(self.to_csv()))
+        write_atomic(self.out / SCORES_NAME, valid_text(self.to_scores_csv()))
 
 
 def pitfalls_cell(entries: Any) -> str:
@@ -287,7 +290,7 @@ def _seed_cell(seed: Any) -> str:
 
 def _cell(text: str) -> str:
     """Text a spreadsheet shows as text: one line, and no formula (OWASP's CSV injection rule)."""
-    text = " ".join(clean(str(text)).split())
+    text = " ".join(valid_text(str(text)).split())
     return "'" + text if text[:1] in ("=", "+", "-", "@") else text
 
 

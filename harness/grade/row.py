@@ -17,26 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.engine.results import RunResult, Verdict, missing_confinement, points_value
+from harness.escape import valid_data
 from harness.fields import from_fields, to_fields
-from harness.sandbox.staging import as_text
 
 
 def _points(value: float | None) -> int | float | None:
     return None if value is None else points_value(value)
-
-
-def clean(value: Any) -> Any:
-    """``value`` with every string made valid text (``staging.as_text``): a lone surrogate (from
-    an exception message, say) becomes its escape, ``\\ud800``. Dicts, lists and tuples are
-    cleaned throughout; what is valid already is returned as it is, so cleaning twice changes
-    nothing."""
-    if isinstance(value, str):
-        return as_text(value)
-    if isinstance(value, dict):
-        return {clean(k): clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [clean(v) for v in value]
-    return value
 
 
 def renamed(value: Any, root: str, name: str) -> Any:
@@ -135,8 +121,8 @@ class GradeRow:
         return GradeRow.from_json(renamed(self.to_json(), root, name))
 
     def cleaned(self) -> GradeRow:
-        """This row with every string made valid text (``clean``)."""
-        return GradeRow.from_json(clean(self.to_json()))
+        """This row with every string made valid text (``harness.escape.valid_data``)."""
+        return GradeRow.from_json(valid_data(self.to_json()))
 
     def with_(self, **changes: Any) -> GradeRow:
         return dataclasses.replace(self, **changes)
@@ -163,5 +149,5 @@ class SlotReply:
                          None if self.run is None else renamed(self.run, root, name))
 
     def cleaned(self) -> SlotReply:
-        """The reply with every string made valid text (``clean``)."""
-        return SlotReply(self.row.cleaned(), None if self.run is None else clean(self.run))
+        """The reply with every string made valid text (``harness.escape.valid_data``)."""
+        return SlotReply(self.row.cleaned(), None if self.run is None else valid_data(self.run))

@@ -1,8 +1,9 @@
 """The class report of ``ol grade``: one gradebook seen as a whole class, in Markdown and in HTML.
 
-A pure formatter: it is given the gradebook's JSON (``Gradebook.to_json``) and the course's
-pitfalls (``PitfallInfo`` by label) and returns text; it reads no file, loads no course and prints
-nothing. Both formats carry the same content, computed once by ``class_view``:
+A pure formatter: it is given the gradebook (``Gradebook``: its ``GradeRow`` rows, typed; or its
+JSON, ``Gradebook.to_json``, which it reads back as one) and the course's pitfalls
+(``PitfallInfo`` by label) and returns text; it reads no file, loads no course and prints nothing.
+Both formats carry the same content, computed once by ``class_view``:
 
 1. the title: the module, the submissions folder, the cases and the counts per verdict;
 2. per pitfall, most common first (the headline: what to teach again): how many submissions'
@@ -16,10 +17,10 @@ nothing. Both formats carry the same content, computed once by ``class_view``:
    verdict);
 7. the entries of the submissions folder that were skipped, and why.
 
-Rows written before a field existed are read with defaults (no ``score``: the tests passed are
-the score; no ``flags``, no ``skipped``: none). Everything a submission brings (its name, its
-message) is escaped: ``md_cell`` in Markdown, ``html.escape`` in HTML, and each page as a whole
-goes through ``printable``. The HTML page loads nothing: no script, no link, no font, no image.
+Every text is made valid (``valid_text``: a row's are when it is recorded, the gradebook's own
+here). Everything a submission brings (its name, its message) is escaped: ``md_cell`` in Markdown,
+``html.escape`` in HTML, and each page as a whole goes through ``printable``. The HTML page loads
+nothing: no script, no link, no font, no image.
 """
 
 from __future__ import annotations
@@ -31,9 +32,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from harness.engine.results import Verdict
-from harness.escape import printable
-from harness.grade.gradebook import VERDICTS
+from harness.engine.results import Outcome, Verdict, points_value
+from harness.engine.seeding import cases_words
+from harness.escape import printable, valid_text
+from harness.grade.gradebook import VERDICTS, Gradebook
+from harness.grade.row import GradeRow
 from harness.report.common import md_cell, md_code, md_table
 from harness.report.grade import count
 
@@ -42,7 +45,9 @@ INTEGER_BINS = 20  # scores that are whole numbers up to this maximum get one bi
 RANGE_BINS = 10  # otherwise the range 0..max is cut into this many bins
 BAR_WIDTH = 40  # the longest bar of the Markdown histogram, in characters
 BUDGET_WORDS = "did not finish within"  # the message of a check stopped past its budget (slots.py)
-NOT_RUN = ("skipped", "not run", "not_run")  # outcomes that are no failure
+NOT_RUN = ("skipped", "not run", "not_run")  # outcomes that are no failure (of older rows)
+# The outcomes a test's count tells apart; any other that ran (failed, error) is a failure.
+_APART = (Outcome.PASSED, Outcome.TIMEOUT, Outcome.CRASHED)
 FLAG_NOTE = ("A flag is information, not a verdict: identical code can have innocent causes (a "
              "shared starting point, a small exercise with one natural answer). Read the code "
              "before drawing any conclusion.")
@@ -120,45 +125,51 @@ class ClassView:
 
 # -- the content -------------------------------------------------------------------------------
 
-def class_view(book: dict[str, Any], pitfalls: dict[str, PitfallInfo]) -> ClassView:
-    rows = [r for r in book.get("submissions", []) or [] if isinstance(r, dict)]
+def class_view(book: Gradebook | dict[str, Any], pitfalls: dict[str, PitfallInfo]) -> ClassView:
+    """What both formats show, from the typed gradebook (or its JSON, read back as one)."""
+    book = typed_book(book)
+    rows = [book.rows[name] for name in sorted(book.rows)]  # as ``Gradebook.to_json`` orders them
     counts: dict[str, int] = {v.value: 0 for v in VERDICTS}
     shapes: dict[str, int] = {}
     for row in rows:
-        verdict = _text(row.get("verdict", ""))
+        verdict = row.verdict.value
         counts[verdict] = counts.get(verdict, 0) + 1
-        if row.get("shape"):
-            shapes[_text(row["shape"])] = shapes.get(_text(row["shape"]), 0) + 1
+        if row.shape:
+            shapes[_text(row.shape)] = shapes.get(_text(row.shape), 0) + 1
     bins, integer, note, top = _scores(book, rows)
     tests, clean = _tests(book, rows)
     groups, reference = _identical(rows)
     return ClassView(
-        module=_text(book.get("module", "")), folder=_text(book.get("submissions_dir", "")),
-        cases=_text(book.get("cases", "")), total=len(rows), counts=counts, shapes=shapes,
+        module=_text(book.module), folder=_text(book.submissions_dir),
+        cases=cases_words(book.seed), total=len(rows), counts=counts, shapes=shapes,
         pitfalls=_pitfalls(rows, pitfalls), unexplained=_unexplained(rows), bins=bins,
         integer_bins=integer, score_note=note, score_top=top, tests=tests, clean_tests=clean,
         troubles=_troubles(rows), groups=groups, reference=reference,
         skipped=[(_text(s.get("name", "")), _text(s.get("why", "")))
-                 for s in book.get("skipped", []) or [] if isinstance(s, dict)])
+                 for s in book.skipped if isinstance(s, dict)])
+
+
+def typed_book(book: Gradebook | dict[str, Any]) -> Gradebook:
+    """``book`` itself, or the gradebook its JSON (``Gradebook.to_json``) holds."""
+    return book if isinstance(book, Gradebook) else Gradebook.from_json(book)
 
 
 def _text(value: Any) -> str:
-    return value if isinstance(value, str) else str(value)
+    return valid_text(value if isinstance(value, str) else str(value))
 
 
-def _outcomes(row: dict[str, Any]) -> dict[str, str]:
-    tests = row.get("tests")
-    return {_text(k): _text(v) for k, v in tests.items()} if isinstance(tests, dict) else {}
+def _outcomes(row: GradeRow) -> dict[str, str]:
+    return {_text(k): _text(v) for k, v in row.tests.items()}
 
 
-def _name(row: dict[str, Any]) -> str:
-    return _text(row.get("submission", ""))
+def _name(row: GradeRow) -> str:
+    return _text(row.submission)
 
 
-def _labels(row: dict[str, Any]) -> list[str]:
+def _labels(row: GradeRow) -> list[str]:
     """The pitfall labels a row's diagnosis names, best first, each once."""
     out: list[str] = []
-    for entry in row.get("pitfalls", []) or []:
+    for entry in row.pitfalls:
         if not isinstance(entry, dict):
             continue
         for label in (entry.get("label"), *(entry.get("also_labels", []) or [])):
@@ -173,14 +184,14 @@ def label_order(label: str) -> tuple[int, int, str]:
     return (1 if m.group(1) else 0, int(m.group(2)), "") if m else (2, 0, label)
 
 
-def _pitfalls(rows: list[dict[str, Any]], known: dict[str, PitfallInfo]) -> list[PitfallCount]:
+def _pitfalls(rows: list[GradeRow], known: dict[str, PitfallInfo]) -> list[PitfallCount]:
     names: dict[str, list[str]] = {}
     best: dict[str, int] = {}
     texts: dict[str, str] = {}
     for row in rows:
         for label in _labels(row):
             names.setdefault(label, []).append(_name(row))
-        entries = [e for e in row.get("pitfalls", []) or [] if isinstance(e, dict)]
+        entries = [e for e in row.pitfalls if isinstance(e, dict)]
         first = next((e for e in entries if isinstance(e.get("label"), str) and e["label"]), None)
         if first is not None:
             best[first["label"]] = best.get(first["label"], 0) + 1
@@ -195,23 +206,22 @@ def _pitfalls(rows: list[dict[str, Any]], known: dict[str, PitfallInfo]) -> list
     return sorted(out, key=lambda p: (-len(p.names), -p.best, label_order(p.label)))
 
 
-def _unexplained(rows: list[dict[str, Any]]) -> list[str]:
-    return sorted(_name(r) for r in rows if r.get("verdict") == Verdict.FAIL and not _labels(r)
+def _unexplained(rows: list[GradeRow]) -> list[str]:
+    return sorted(_name(r) for r in rows if r.verdict == Verdict.FAIL and not _labels(r)
                   and not _timed_out(r) and not _crashed(r))
 
 
-def _scores(book: dict[str, Any], rows: list[dict[str, Any]]) -> tuple[list[ScoreBin], bool, str, float]:
-    graded = [r for r in rows if r.get("verdict") != Verdict.INTERNAL]
-    if any(_number(r.get("score")) is not None for r in rows):
-        scores = [s for r in graded if (s := _number(r.get("score"))) is not None]
-        top = _number(book.get("max_score"))
-        if top is None:
-            tops = [t for r in rows if (t := _number(r.get("max_score"))) is not None]
-            top = max(tops) if tops else max(scores, default=0.0)
+def _scores(book: Gradebook, rows: list[GradeRow]) -> tuple[list[ScoreBin], bool, str, float]:
+    """The bins of the graded rows' scores (an ``internal`` row has none), out of the catalog's
+    points, and the note that says so. Scores and points are taken as the gradebook writes them
+    (``points_value``)."""
+    graded = [r for r in rows if r.verdict != Verdict.INTERNAL]
+    if rows:
+        scores = [s for r in graded if (s := _number(points_value(r.score))) is not None]
+        top = float(points_value(book.max_score))
         what = f"score out of {_num(top)}"
-    else:  # a gradebook written before scores: the tests passed are the score
-        scores = [float(s) for r in graded if (s := _number(r.get("passed"))) is not None]
-        top = float(len(book.get("tests", []) or [])) or max(scores, default=0.0)
+    else:  # the note an empty gradebook has always had (its JSON had no row with a score)
+        scores, top = [], float(len(book.tests))
         what = f"score: tests passed, out of {_num(top)} (this gradebook records no scores)"
     left = len(rows) - len(scores)
     note = f"{what}; {count(len(scores), 'submission')}" + (
@@ -245,8 +255,8 @@ def score_bins(scores: list[float], top: float) -> tuple[list[ScoreBin], bool]:
             for i, n in enumerate(found)], False
 
 
-def _tests(book: dict[str, Any], rows: list[dict[str, Any]]) -> tuple[list[TestCount], list[str]]:
-    names = [_text(t) for t in book.get("tests", []) or []]
+def _tests(book: Gradebook, rows: list[GradeRow]) -> tuple[list[TestCount], list[str]]:
+    names = [_text(t) for t in book.tests]
     for row in rows:
         names += [t for t in _outcomes(row) if t not in names]
     out: list[TestCount] = []
@@ -254,52 +264,52 @@ def _tests(book: dict[str, Any], rows: list[dict[str, Any]]) -> tuple[list[TestC
     for test in names:
         outcomes = [o for r in rows if (o := _outcomes(r).get(test)) is not None]
         ran = [o for o in outcomes if o not in NOT_RUN]
-        timeout, crashed = ran.count("timeout"), ran.count("crashed")
-        failed = sum(o not in ("passed", "timeout", "crashed") for o in ran)
+        timeout, crashed = ran.count(Outcome.TIMEOUT), ran.count(Outcome.CRASHED)
+        failed = sum(o not in _APART for o in ran)
         found = TestCount(test, failed, timeout, crashed, len(ran))
         (out if found.failing else clean).append(found)
     out.sort(key=lambda t: (-t.failing, -t.failed, t.name))
     return out, [t.name for t in clean]
 
 
-def _timed_out(row: dict[str, Any]) -> int:
+def _timed_out(row: GradeRow) -> int:
     """The tests that timed out, or 1 for a check stopped past the submission's budget."""
     outcomes = list(_outcomes(row).values())
-    return outcomes.count("timeout") or int(BUDGET_WORDS in _text(row.get("message", "")))
+    return outcomes.count(Outcome.TIMEOUT) or int(BUDGET_WORDS in _text(row.message))
 
 
-def _crashed(row: dict[str, Any]) -> int:
-    return list(_outcomes(row).values()).count("crashed")
+def _crashed(row: GradeRow) -> int:
+    return list(_outcomes(row).values()).count(Outcome.CRASHED)
 
 
-def _troubles(rows: list[dict[str, Any]]) -> list[Trouble]:
+def _troubles(rows: list[GradeRow]) -> list[Trouble]:
     """The rows that timed out, crashed, were refused, errored or were not graded: timeouts
     first, then crashes, refusals, errors and internal failures, each by name."""
     found = []
     for row in rows:
         words, rank = [], 5
         timed_out, crashed = _timed_out(row), _crashed(row)
-        if "timeout" in _outcomes(row).values():
+        if Outcome.TIMEOUT in _outcomes(row).values():
             words.append(f"timed out ({count(timed_out, 'test')})")
         elif timed_out:
             words.append("timed out (stopped past the submission's budget)")
         if crashed:
             words.append(f"crashed ({count(crashed, 'test')})")
         rank = 0 if timed_out else 1 if crashed else rank
-        verdict = row.get("verdict")
+        verdict = row.verdict
         if verdict == Verdict.ERROR:
-            refused = bool(row.get("refused")) or _text(row.get("content_hash", "")).startswith("refused-")
+            refused = _text(row.content_hash).startswith("refused-")  # ``refusal_digest``
             words.append("refused" if refused else "error")
             rank = min(rank, 2 if refused else 3)
         elif verdict == Verdict.INTERNAL:
             words.append("internal (the harness could not grade it; graded again next run)")
             rank = min(rank, 4)
         if words:
-            found.append((rank, Trouble(_name(row), ", ".join(words), _text(row.get("message", "")))))
+            found.append((rank, Trouble(_name(row), ", ".join(words), _text(row.message))))
     return [t for _, t in sorted(found, key=lambda f: (f[0], f[1].name))]
 
 
-def _identical(rows: list[dict[str, Any]]) -> tuple[list[tuple[str, list[str]]], list[tuple[str, str]]]:
+def _identical(rows: list[GradeRow]) -> tuple[list[tuple[str, list[str]]], list[tuple[str, str]]]:
     """Groups of submissions identical to each other (joined through any flag: a group is
     ``bytes`` when every flag joining it is, else ``syntax tree``), and those identical to the
     reference, with how."""
@@ -314,7 +324,7 @@ def _identical(rows: list[dict[str, Any]]) -> tuple[list[tuple[str, list[str]]],
     links: list[tuple[str, str, str]] = []
     reference: dict[str, str] = {}
     for row in rows:
-        for flag in row.get("flags", []) or []:
+        for flag in row.flags:
             if not isinstance(flag, dict) or flag.get("kind", "identical") != "identical":
                 continue
             how, to = _text(flag.get("how", "")), _text(flag.get("to", ""))
@@ -357,7 +367,7 @@ HOW = {"bytes": "the same bytes", "syntax tree": "the same syntax tree"}
 
 # -- Markdown ----------------------------------------------------------------------------------
 
-def class_markdown(book: dict[str, Any], pitfalls: dict[str, PitfallInfo]) -> str:
+def class_markdown(book: Gradebook | dict[str, Any], pitfalls: dict[str, PitfallInfo]) -> str:
     """The class report as Markdown (GitHub's tables); every section, empty ones saying so."""
     v = class_view(book, pitfalls)
     lines = [f"# Class report: {md_cell(v.module)}", "",
@@ -440,7 +450,7 @@ svg text.axis { font-size: 12px; fill: #111; }
 """
 
 
-def class_html(book: dict[str, Any], pitfalls: dict[str, PitfallInfo]) -> str:
+def class_html(book: Gradebook | dict[str, Any], pitfalls: dict[str, PitfallInfo]) -> str:
     """The class report as one self-contained page: inline CSS and SVG, no script, nothing
     loaded from anywhere."""
     v = class_view(book, pitfalls)

@@ -293,8 +293,8 @@ def test_system_exit_inside_a_function_is_a_crash(target: IsolatedTarget) -> Non
 def test_keyboard_interrupt_from_a_function_is_an_answer(target: IsolatedTarget) -> None:
     with pytest.raises(TargetError) as info:
         target.call("interrupt")
-    assert info.value.remote == RemoteError("KeyboardInterrupt", info.value.remote.bases,
-                                            "pressed by the student")
+    assert info.value.ol_remote == RemoteError("KeyboardInterrupt", info.value.ol_remote.bases,
+                                               "pressed by the student")
     works(target)
 
 

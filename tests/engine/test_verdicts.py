@@ -1,5 +1,6 @@
-"""Verdicts and categories are string-valued enums with one home (``harness.engine.results``):
-each member is its value wherever text is (``==``, a dict's key, ``str``, ``format``, JSON, CSV)."""
+"""Verdicts, categories and outcomes are string-valued enums with one home
+(``harness.engine.results``): each member is its value wherever text is (``==``, a dict's key,
+``str``, ``format``, JSON, CSV), and a word two of them share is spelled once."""
 
 from __future__ import annotations
 
@@ -10,14 +11,22 @@ import pickle
 
 import pytest
 
-from harness.engine.results import CATEGORIES, VERDICTS, WRONG, Category, RunResult, Verdict
+from harness.engine.results import (
+    CATEGORIES,
+    VERDICTS,
+    WRONG,
+    Category,
+    Outcome,
+    RunResult,
+    Verdict,
+)
 from harness.errors import exit_code
 from harness.fields import FieldError
 from harness.grade.gradebook import VERDICTS as ROW_VERDICTS
 from harness.grade.row import GradeRow
 
 
-@pytest.mark.parametrize("member", [*Verdict, *Category])
+@pytest.mark.parametrize("member", [*Verdict, *Category, *Outcome])
 def test_a_member_is_its_value_wherever_text_is(member):
     value = member.value
     assert member == value and hash(member) == hash(value) and {value: 1}[member] == 1
@@ -38,6 +47,17 @@ def test_one_home_for_each_set():
     assert CATEGORIES == tuple(Category) == ("wrong", "raised", "crashed", "exited", "timeout",
                                              "not_implemented")
     assert WRONG is Category.WRONG
+
+
+def test_a_word_outcome_and_category_share_has_one_member_name():
+    """crashed and timeout are both an outcome (what happened) and a category (why it failed):
+    the same name and value in both, so ``Outcome.TIMEOUT == Category.TIMEOUT``."""
+    shared = {m.value for m in Outcome} & {m.value for m in Category}
+    assert shared == {"crashed", "timeout"}
+    for value in shared:
+        assert Outcome(value).name == Category(value).name
+        assert Outcome(value) == Category(value)
+    assert tuple(Outcome) == ("passed", "failed", "error", "timeout", "crashed")
 
 
 def test_a_run_s_verdict_is_a_verdict_and_its_exit_code_is_unchanged():

@@ -1,21 +1,26 @@
 """The class report of ``ol grade`` (#26 item 3): a gradebook seen as a whole class, in Markdown
 and in HTML (rendered in headless Chromium).
 
-The gradebook is built by hand: passes, fails behaving like pitfalls (some through the others
-that answer alike), a timeout, a crash, a check stopped past its budget, a refusal, a syntax
-error, an internal failure, identical submissions and skipped entries, and a hostile name and
-messages full of Markdown and HTML. Every count below is worked out by hand from it.
+The gradebook is built by hand, typed (a ``Gradebook`` of ``GradeRow``s): passes, fails behaving
+like pitfalls (some through the others that answer alike), a timeout, a crash, a check stopped
+past its budget, a refusal, a syntax error, an internal failure, identical submissions and
+skipped entries, and a hostile name and messages full of Markdown and HTML. Every count below is
+worked out by hand from it.
 """
 
 from __future__ import annotations
 
 import re
 from html.parser import HTMLParser
+from pathlib import Path
 from typing import Any
 
 import pytest
 from test_lab_reports import chromium, color_counts, png_pixels, run_chromium
 
+from harness.engine.results import Verdict
+from harness.grade.gradebook import Gradebook
+from harness.grade.row import GradeRow
 from harness.report.class_report import (
     BAR_COLOR,
     CHAR_EM,
@@ -53,25 +58,30 @@ def entry(label: str, *also: str) -> dict[str, Any]:
             "pitfall_text": f"the gradebook's text of {label}", "text": "your code behaves like ..."}
 
 
-def row(name: str, verdict: str, score: float | None, bad: dict[str, str] | None = None, *,
+def row(name: str, verdict: str, score: float, bad: dict[str, str] | None = None, *,
         pitfalls: list[dict[str, Any]] = (), flags: list[tuple[str, str]] = (), message: str = "",
-        shape: str = "workspace", ran: bool = True, content_hash: str = "c0ffee") -> dict[str, Any]:
+        shape: str = "workspace", ran: bool = True, content_hash: str = "c0ffee") -> GradeRow:
     """One gradebook row; ``bad``: the tests that did not pass and their outcome (the others
     passed), when the catalog ran (``ran``)."""
     tests = {t: (bad or {}).get(t, "passed") for t in TESTS} if ran else {}
-    out = {"submission": name, "verdict": verdict,
-           "passed": sum(o == "passed" for o in tests.values()),
-           "failed": sum(o != "passed" for o in tests.values()), "tests": tests,
-           "message": message, "time_s": 1.5, "content_hash": content_hash, "context": "ctx",
-           "graded_at": "2026-12-01T10:00:00+00:00", "seed": 1234, "pitfalls": list(pitfalls),
-           "flags": [{"kind": "identical", "to": to, "how": how} for to, how in flags],
-           "shape": shape, "max_score": 10}
-    if score is not None:
-        out["score"] = score
-    return out
+    return GradeRow(submission=name, verdict=Verdict(verdict), score=score,
+                    passed=sum(o == "passed" for o in tests.values()),
+                    failed=sum(o != "passed" for o in tests.values()), tests=tests,
+                    message=message, time_s=1.5, content_hash=content_hash, context="ctx",
+                    graded_at="2026-12-01T10:00:00+00:00", seed=1234, pitfalls=tuple(pitfalls),
+                    flags=tuple({"kind": "identical", "to": to, "how": how} for to, how in flags),
+                    shape=shape, max_score=10)
 
 
-def make_book() -> dict[str, Any]:
+def gradebook(rows: list[GradeRow], tests: list[str] = TESTS, points: dict[str, float] | None = None,
+              skipped: list[dict[str, str]] = (), seed: int | None = 1234) -> Gradebook:
+    """A gradebook of ``rows`` (its catalog worth 10 points unless ``points`` says otherwise)."""
+    return Gradebook(Path("reports/grade-M07.6-subs"), "M07.6", "subs", {"seed": seed}, "ctx",
+                     list(tests), {r.submission: r for r in rows},
+                     points={"t_hand": 5.0} if points is None else points, skipped=list(skipped))
+
+
+def make_book() -> Gradebook:
     rows = [
         row("ann", "pass", 10, flags=[("reference", "bytes")]),
         row("jon", "pass", 10, flags=[("reference", "syntax tree")]),
@@ -101,20 +111,14 @@ def make_book() -> dict[str, Any]:
                        "also_labels": [], "pitfall_text": "", "text": "no pitfall explains it"}]),
         row("rex", "error", 0, ran=False, message=REFUSED, content_hash="refused-0123"),
         row("ned", "error", 0, ran=False, message=SYNTAX, shape="file"),
-        row("max", "internal", None, ran=False, message="the grading process exited (status 1)"),
+        row("max", "internal", 0, ran=False, message="the grading process exited (status 1)"),
     ]
-    return {"kind": "ol-gradebook", "module": "M07.6", "out": "reports/grade-M07.6-subs",
-            "submissions_dir": "subs", "settings": {"seed": 1234}, "seed": 1234,
-            "cases": "cases: hidden, seed 1234", "replay": "ol check M07.6 --workspace subs/NAME",
-            "context": "ctx", "tests": TESTS, "max_score": 10,
-            "counts": {"pass": 2, "fail": 12, "error": 2, "internal": 1},
-            "submissions": sorted(rows, key=lambda r: r["submission"]),
-            "skipped": [{"name": "notes|`x`.txt", "why": "not a folder"},
-                        {"name": ".grades", "why": "the gradebook's own folder"}]}
+    return gradebook(rows, skipped=[{"name": "notes|`x`.txt", "why": "not a folder"},
+                                    {"name": ".grades", "why": "the gradebook's own folder"}])
 
 
 @pytest.fixture
-def book() -> dict[str, Any]:
+def book() -> Gradebook:
     return make_book()
 
 
@@ -149,7 +153,7 @@ def test_the_sections_come_in_order_the_pitfalls_right_after_the_counts(book):
 
 def test_the_title_names_module_folder_cases_and_counts_per_verdict(book):
     head = sections(class_markdown(book, PITFALLS))[""]
-    assert head == ["# Class report: M07.6", "- submissions: `subs`", "- cases: hidden, seed 1234",
+    assert head == ["# Class report: M07.6", "- submissions: `subs`", "- hidden cases of seed 1234",
                     "- 17 submissions: 2 pass, 12 fail, 2 error, 1 internal",
                     "- handed in as: 14 workspace, 1 zip, 1 tar.gz, 1 file"]
 
@@ -255,35 +259,46 @@ def test_markdown_escapes_every_name_and_message(book):
         assert len(widths) == 1, block
 
 
-def test_an_old_gradebook_without_scores_flags_or_skipped_entries(book):
-    for r in book["submissions"]:
-        for key in ("score", "max_score", "flags", "shape"):
-            r.pop(key, None)
-    del book["skipped"], book["max_score"]
-    s = sections(class_markdown(book, PITFALLS))
-    assert s["Score distribution"][0] == ("score: tests passed, out of 6 (this gradebook records no "
-                                          "scores); 16 submissions (1 without a score: not graded "
-                                          "by the harness).")
-    assert {c[0]: int(c[1]) for c in table(s["Score distribution"])} == {
-        "0": 3, "1": 0, "2": 0, "3": 0, "4": 5, "5": 6, "6": 2}
+def test_a_gradebook_without_flags_or_skipped_entries_says_so(book):
+    rows = [r.with_(flags=(), shape="") for r in book.rows.values()]
+    s = sections(class_markdown(gradebook(rows), PITFALLS))
     assert s["Identical submissions"][1:] == ["No submission is flagged identical."]
     assert s["Skipped"] == ["Nothing in the submissions folder was skipped."]
-    assert "handed in as" not in class_markdown(book, PITFALLS)
-    html_text = class_html(book, PITFALLS)
-    assert "No submission is flagged identical." in html_text
+    assert "handed in as" not in class_markdown(gradebook(rows), PITFALLS)
+    assert "No submission is flagged identical." in class_html(gradebook(rows), PITFALLS)
 
 
 def test_an_empty_gradebook_says_so_in_every_section():
-    book = {"module": "M07.6", "submissions_dir": "subs", "cases": "cases: public", "tests": TESTS,
-            "submissions": []}
+    book = gradebook([], seed=None)
     s = sections(class_markdown(book, {}))
-    assert s[""][3] == "- 0 submissions: 0 pass, 0 fail, 0 error"
+    assert s[""][2:4] == ["- the public cases", "- 0 submissions: 0 pass, 0 fail, 0 error"]
     assert s["What the code behaves like, per pitfall"] == [
         "No submission's code behaves like a pitfall."]
     assert s["Timed out, crashed, refused, errors"] == ["None."]
+    # the note an empty gradebook has always had (kept byte for byte)
+    assert s["Score distribution"][0] == ("score: tests passed, out of 6 (this gradebook records no "
+                                          "scores); 0 submissions.")
     page = Page()
     page.feed(class_html(book, {}))
     assert "svg" in page.tags
+
+
+def test_the_gradebook_s_json_reads_as_the_gradebook_itself(book):
+    """``report/grade_files.py`` passes ``Gradebook.to_json()``: the same report as the typed one."""
+    data = book.to_json()
+    assert class_markdown(data, PITFALLS) == class_markdown(book, PITFALLS)
+    assert class_html(data, PITFALLS) == class_html(book, PITFALLS)
+    assert class_view(data, PITFALLS) == class_view(book, PITFALLS)
+
+
+def test_text_the_gradebook_holds_is_made_valid_as_its_json_would_be(book):
+    """A folder name that is not UTF-8 (``os.fsdecode``'s surrogate) reads as its byte, ``\\xff``,
+    whether the report is given the book or its JSON made valid (``valid_data``)."""
+    from harness.escape import valid_data
+
+    book.submissions_dir = "subs\udcff"
+    assert class_view(book, PITFALLS).folder == "subs\\xff"
+    assert class_markdown(book, PITFALLS) == class_markdown(valid_data(book.to_json()), PITFALLS)
 
 
 # -- HTML ------------------------------------------------------------------------------------------
@@ -406,10 +421,9 @@ def overlapping(page: Page) -> list[tuple[str, str]]:
 
 
 def test_range_labels_with_long_numbers_do_not_overlap_either():
-    rows = [{"submission": f"s{i}", "verdict": "fail", "score": i * 1234.567, "tests": {}}
-            for i in range(12)]
+    rows = [GradeRow(submission=f"s{i}", verdict=Verdict.FAIL, score=i * 1234.567) for i in range(12)]
     page = Page()
-    page.feed(class_html({"module": "M", "submissions": rows, "max_score": 123456.7}, {}))
+    page.feed(class_html(gradebook(rows, tests=["t"], points={"t": 123456.7}), {}))
     labels = [d for a, d in page.texts if a.get("class") == "xtick"]
     assert len(labels) == 11 and labels[-1] == "123457" and not overlapping(page)
 

@@ -351,9 +351,9 @@ def test_a_helper_two_frames_deep_shows_both_student_frames(fresh: IsolatedTarge
 
 
 def test_a_name_error_shows_the_students_frames_on_target_error(fresh: IsolatedTarget) -> None:
-    with pytest.raises(TargetError) as info:  # NameError is not rebuilt: TargetError.remote
+    with pytest.raises(TargetError) as info:  # NameError is not rebuilt: a TargetError, with its ol_remote
         fresh.call("undefined", 1)
-    remote = info.value.remote
+    remote = info.value.ol_remote
     assert remote.type == "NameError"
     assert [(f.file, f.function, f.source) for f in remote.frames] == [
         (FILE, "undefined", "return _missing(x)"),

@@ -1475,7 +1475,11 @@ def answer_words(key: tuple) -> str:
 
 
 def answer_key(r) -> tuple:
-    """A call's answer, comparable across argument kinds (arrays by their values and dtype)."""
+    """A call's answer, comparable across argument kinds (arrays by their values and dtype).
+
+    Deliberately not ``harness.engine.outcome``'s key: a numpy scalar of any width equals the
+    Python number it holds, array entries compare as numbers (-0.0 == 0.0), an exception by the
+    exact class raised."""
     if r.error is not None:
         return ("raised", raised_name(r.error))
     value = r.value
