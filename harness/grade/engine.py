@@ -37,12 +37,12 @@ from harness.engine.requests import GradeRequest
 from harness.engine.results import RunResult, Verdict
 from harness.engine.seeding import Seed
 from harness.errors import EXIT_INTERNAL, EXIT_PASS, HarnessError, HostError
+from harness.escape import valid_data, valid_text
 from harness.grade.gradebook import (
     JSON_NAME,
     VERDICTS,
     Gradebook,
     SavedGradebook,
-    clean,
     open_gradebook,
     read_gradebook,
     refusal_digest,
@@ -145,7 +145,7 @@ def renamed_text(message: str, path: Path, name: str) -> str:
 
 def shown(path: Path) -> str:
     """A path as a line shows it: a submission's name may hold anything."""
-    return clean(str(path))
+    return valid_text(str(path))
 
 
 # -- executors: each calls ``done(job, row)`` in the calling thread as submissions finish -----------
@@ -456,7 +456,7 @@ def _write_run(out: Path, name: str, run: dict[str, Any]) -> None:
     from harness.files import write_atomic
 
     write_atomic(out / "runs" / run_file_name(name),
-                 json.dumps(clean(run), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+                 json.dumps(valid_data(run), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
 
 
 def run_file_name(name: str) -> str:
@@ -464,8 +464,8 @@ def run_file_name(name: str) -> str:
     from the others (a file name has at most 255 bytes, and ``write_atomic`` adds to it)."""
     import hashlib
 
-    raw = clean(name).encode("utf-8")
+    raw = valid_text(name).encode("utf-8")
     if len(raw) <= MAX_RUN_NAME:
-        return f"{clean(name)}.json"
+        return f"{valid_text(name)}.json"
     cut = raw[:MAX_RUN_NAME - 17].decode("utf-8", "ignore")
     return f"{cut}-{hashlib.sha256(raw).hexdigest()[:16]}.json"

@@ -49,8 +49,6 @@ KIND = "ol-gradebook"
 FORMAT_VERSION = 1
 # A row's verdicts (internal: the harness failed; graded again)
 VERDICTS = (Verdict.PASS, Verdict.FAIL, Verdict.ERROR, Verdict.INTERNAL)
-# ``harness.escape.valid_data`` by the name report/grade.py and report/grade_files.py import it by.
-clean = valid_data
 FIXED_COLUMNS = ("submission", "verdict", "passed", "failed", "score", "max_score", "time_s",
                  "message", "content_hash", "graded_at", "seed", "pitfalls", "flags", "shape")
 SCORES_NAME = "scores.csv"

@@ -125,9 +125,8 @@ class ClassView:
 
 # -- the content -------------------------------------------------------------------------------
 
-def class_view(book: Gradebook | dict[str, Any], pitfalls: dict[str, PitfallInfo]) -> ClassView:
-    """What both formats show, from the typed gradebook (or its JSON, read back as one)."""
-    book = typed_book(book)
+def class_view(book: Gradebook, pitfalls: dict[str, PitfallInfo]) -> ClassView:
+    """What both formats show, from the typed gradebook."""
     rows = [book.rows[name] for name in sorted(book.rows)]  # as ``Gradebook.to_json`` orders them
     counts: dict[str, int] = {v.value: 0 for v in VERDICTS}
     shapes: dict[str, int] = {}
@@ -147,11 +146,6 @@ def class_view(book: Gradebook | dict[str, Any], pitfalls: dict[str, PitfallInfo
         troubles=_troubles(rows), groups=groups, reference=reference,
         skipped=[(_text(s.get("name", "")), _text(s.get("why", "")))
                  for s in book.skipped if isinstance(s, dict)])
-
-
-def typed_book(book: Gradebook | dict[str, Any]) -> Gradebook:
-    """``book`` itself, or the gradebook its JSON (``Gradebook.to_json``) holds."""
-    return book if isinstance(book, Gradebook) else Gradebook.from_json(book)
 
 
 def _text(value: Any) -> str:
@@ -367,7 +361,7 @@ HOW = {"bytes": "the same bytes", "syntax tree": "the same syntax tree"}
 
 # -- Markdown ----------------------------------------------------------------------------------
 
-def class_markdown(book: Gradebook | dict[str, Any], pitfalls: dict[str, PitfallInfo]) -> str:
+def class_markdown(book: Gradebook, pitfalls: dict[str, PitfallInfo]) -> str:
     """The class report as Markdown (GitHub's tables); every section, empty ones saying so."""
     v = class_view(book, pitfalls)
     lines = [f"# Class report: {md_cell(v.module)}", "",
@@ -450,7 +444,7 @@ svg text.axis { font-size: 12px; fill: #111; }
 """
 
 
-def class_html(book: Gradebook | dict[str, Any], pitfalls: dict[str, PitfallInfo]) -> str:
+def class_html(book: Gradebook, pitfalls: dict[str, PitfallInfo]) -> str:
     """The class report as one self-contained page: inline CSS and SVG, no script, nothing
     loaded from anywhere."""
     v = class_view(book, pitfalls)

@@ -9,8 +9,8 @@ Gradescope ``results.json`` per submission (``gradescope/NAME.json``:
 from __future__ import annotations
 
 from harness.engine.course import Module
+from harness.escape import valid_text
 from harness.grade.engine import GradeOutcome, run_file_name
-from harness.grade.gradebook import clean
 from harness.report.class_report import PitfallInfo, class_html, class_markdown
 from harness.report.gradescope import to_gradescope
 
@@ -25,12 +25,12 @@ def pitfall_infos(module: Module) -> dict[str, PitfallInfo]:
 
 def report_markdown(outcome: GradeOutcome, module: Module) -> str:
     """``report.md``: the class report of the whole gradebook."""
-    return clean(class_markdown(clean(outcome.book.to_json()), pitfall_infos(module)))
+    return valid_text(class_markdown(outcome.book, pitfall_infos(module)))
 
 
 def report_html(outcome: GradeOutcome, module: Module) -> str:
     """``report.html``: the class report of the whole gradebook, one self-contained page."""
-    return clean(class_html(clean(outcome.book.to_json()), pitfall_infos(module)))
+    return valid_text(class_html(outcome.book, pitfall_infos(module)))
 
 
 def gradescope_files(outcome: GradeOutcome, module: Module | None = None) -> dict[str, str]:
@@ -42,5 +42,5 @@ def gradescope_files(outcome: GradeOutcome, module: Module | None = None) -> dic
     for name in sorted(book.rows):
         result = outcome.result_of(name)
         if result is not None:
-            files[f"{GRADESCOPE_DIR}/{run_file_name(name)}"] = clean(to_gradescope(result))
+            files[f"{GRADESCOPE_DIR}/{run_file_name(name)}"] = valid_text(to_gradescope(result))
     return files

@@ -9,7 +9,6 @@ from typing import Any, Self, TextIO
 
 from harness.engine.events import Listener, Step
 from harness.grade.engine import GradeOutcome, GradePlanned, shown
-from harness.grade.gradebook import clean
 from harness.report.grade import count, grade_cases_line, row_line, summary
 from harness.terminal.progress import Progress
 
@@ -17,11 +16,11 @@ from harness.terminal.progress import Progress
 def say(text: str, stream: TextIO | None = None) -> None:
     """Print ``text`` as the stream can encode it (what it cannot, and control characters from a
     submission's name or message, as escapes), flushed."""
-    from harness.escape import printable
+    from harness.escape import printable, valid_text
 
     stream = stream if stream is not None else sys.stdout
     encoding = getattr(stream, "encoding", None) or "utf-8"
-    text = printable(clean(text)).encode(encoding, "backslashreplace").decode(encoding, "replace")
+    text = printable(valid_text(text)).encode(encoding, "backslashreplace").decode(encoding, "replace")
     print(text, file=stream, flush=True)
 
 
