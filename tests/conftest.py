@@ -8,6 +8,11 @@ Every test, and every process a test starts, uses a private ``TMPDIR`` made for 
 nothing here ever lists or walks the machine's shared temporary directory (where another
 process may have left anything, a tree thousands of levels deep included). When the session
 ends, any ``ol-*`` folder still in it is something ol failed to clean up: the session fails.
+
+Under ``pytest-xdist`` (``-n``, pyproject's ``addopts``) the controller makes that folder and each
+worker works in a subfolder of its own, ``<folder>/gw0``, ... (short: sockets' paths are capped at
+108 bytes); the controller, which alone decides the exit status, checks them all for leftovers
+once the workers are done, and removes the whole tree.
 """
 
 from __future__ import annotations
@@ -34,30 +39,69 @@ _put_reference_first()
 _PRIVATE_TMP: list[str] = []
 
 
+def _xdist_worker(config) -> str | None:
+    """``gw0``, ``gw1``, ... in a pytest-xdist worker; None in the controller or a plain run."""
+    return getattr(config, "workerinput", {}).get("workerid")
+
+
+_TERMINAL = ("COLUMNS", "LINES")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:
+    """(pytest-xdist's controller) Tell the worker the terminal variables of the session: a
+    worker starts with COLUMNS=80 and LINES=24 set, which ol would read as the width of its text."""
+    node.workerinput["ol_terminal"] = {k: os.environ.get(k) for k in _TERMINAL}
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest's tmp_path factory reads --basetemp
 def pytest_configure(config) -> None:
-    private = tempfile.mkdtemp(prefix="oltests-")
+    worker = _xdist_worker(config)
+    if worker is None:
+        private = tempfile.mkdtemp(prefix="oltests-")
+    else:  # the controller's folder (inherited as TMPDIR) / gw0: it checks and removes it
+        for name, value in config.workerinput.get("ol_terminal", {}).items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        controller = os.environ["TMPDIR"]
+        private = os.path.join(controller, worker)
+        os.mkdir(private, 0o700)
+        # The worker's tmp_path folders in its own folder: <folder>/gw0/t/test_x0 is shorter
+        # than a plain run's <folder>/pytest-of-USER/pytest-0/test_x0 (xdist's own choice,
+        # .../pytest-0/popen-gw0/test_x0, is longer: a socket's path is capped at 108 bytes).
+        # A --basetemp given on the command line is kept.
+        given = config.option.basetemp
+        if not given or os.path.commonpath([os.path.abspath(given), controller]) == controller:
+            config.option.basetemp = os.path.join(private, "t")
     os.environ["TMPDIR"] = private
     # ``ol lab`` keeps a cache of its cells in the user's cache folder: never in a test, unless
     # the test turns it on with a folder of its own (tests/lab/test_cache.py).
     os.environ["OL_NO_CACHE"] = "1"
     tempfile.tempdir = private
-    _PRIVATE_TMP.append(private)
+    if worker is None:
+        _PRIVATE_TMP.append(private)
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:
-    if not _PRIVATE_TMP:
+    if not _PRIVATE_TMP:  # a worker: its controller checks its folder
         return
     from harness.sandbox.fs import remove_tree
 
-    left = sorted(e for e in os.listdir(_PRIVATE_TMP[0]) if e.startswith("ol-"))
+    root = _PRIVATE_TMP[0]
+    folders = [root, *(os.path.join(root, e) for e in sorted(os.listdir(root))
+                       if e.startswith("gw") and os.path.isdir(os.path.join(root, e)))]
+    left = [os.path.join(f, e) for f in folders for e in sorted(os.listdir(f)) if e.startswith("ol-")]
     if left:
-        for name in left:
-            path = os.path.join(_PRIVATE_TMP[0], name)
+        for path in left:
+            name = os.path.basename(path)
             if name.startswith("ol-crash-") and os.path.isfile(path):  # say what crashed
                 with open(path, errors="replace") as log:
                     print(f"\n{name}:\n{log.read()[-3000:]}")
             remove_tree(path)
-        print(f"\nol left {len(left)} folder(s) in its temporary directory: {', '.join(left[:5])}")
+        shown = ", ".join(os.path.relpath(p, root) for p in left[:5])
+        print(f"\nol left {len(left)} folder(s) in its temporary directory: {shown}")
         session.exitstatus = 1
 
 

@@ -98,10 +98,14 @@ def run_as_nobody(args: list[str], home: Path, timeout: float) -> subprocess.Com
 def _nobody_home(name: str) -> Path:
     """A folder in the session's TMPDIR that nobody can write, and our folders above it that
     nobody can pass through."""
-    home = Path(os.environ["TMPDIR"]) / f"{name}-{os.getpid()}"
+    tmp = Path(os.environ["TMPDIR"])
+    # The session's folder (tests/conftest.py): TMPDIR, or its parent in a pytest-xdist worker
+    # (TMPDIR is then <session's folder>/gw0).
+    session = tmp.parent if os.environ.get("PYTEST_XDIST_WORKER") else tmp
+    home = tmp / f"{name}-{os.getpid()}"
     home.mkdir(mode=0o777)
     for folder in [home, *home.parents]:  # our own folders: let nobody through
-        if folder == Path(os.environ["TMPDIR"]).parent:
+        if folder == session.parent:
             break
         folder.chmod(folder.stat().st_mode | 0o711)
     home.chmod(0o777)

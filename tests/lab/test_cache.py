@@ -56,32 +56,71 @@ def differences(before: LabResult, after: LabResult, tmp_path: Path) -> list[str
     return SAME.differences(SAME.verdicts(paths[0]), SAME.verdicts(paths[1]))
 
 
-class Keys:
-    """The digests of ol and of each catalog test, computed once and then changed on purpose."""
+class Digests:
+    """The digests of ol and of each catalog test, read once for this file's tests (so the
+    cache ``primed`` fills and a test's own runs have the same keys)."""
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        engine = cache_mod.engine_digest()
+    def __init__(self) -> None:
+        self.engine = cache_mod.engine_digest()
         self.tests: dict[str, dict[str, str]] = {}
+
+
+class Keys:
+    """The digests of ol and of each catalog test, computed once and then changed on purpose
+    (a test's edits are its own: the file's ``Digests`` stay as read)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, digests: Digests) -> None:
+        self.tests: dict[str, dict[str, str]] = {}
+        self.digests = digests
         real = cache_mod.test_digests
-        monkeypatch.setattr(cache_mod, "engine_digest", lambda: engine)
+        monkeypatch.setattr(cache_mod, "engine_digest", lambda: digests.engine)
 
         def frozen(module, names):
             if module.id not in self.tests:
-                self.tests[module.id] = real(module, names)
+                if module.id not in digests.tests:
+                    digests.tests[module.id] = real(module, names)
+                self.tests[module.id] = dict(digests.tests[module.id])
             return {n: self.tests[module.id][n] for n in names}
 
         monkeypatch.setattr(cache_mod, "test_digests", frozen)
 
     def edit(self, module_id: str, test: str) -> None:
         """As if ``test``'s source had been edited: its key changes, no other."""
+        if module_id not in self.tests:  # no lab yet in this test (``filled``'s was)
+            self.tests[module_id] = dict(self.digests.tests[module_id])
         self.tests[module_id][test] = "edited " + self.tests[module_id][test]
 
 
+@pytest.fixture(scope="module")
+def digests() -> Digests:
+    return Digests()
+
+
 @pytest.fixture
-def keys(tmp_path, monkeypatch) -> Keys:
+def keys(tmp_path, monkeypatch, digests) -> Keys:
     monkeypatch.delenv("OL_NO_CACHE", raising=False)
     monkeypatch.setenv("OL_CACHE_DIR", str(tmp_path / "cache"))
-    return Keys(monkeypatch)
+    return Keys(monkeypatch, digests)
+
+
+@pytest.fixture(scope="module")
+def primed(digests, tmp_path_factory) -> Path:
+    """A cache folder as one ``lab()`` (public cases, the checkout's mutants) leaves it, filled
+    once for the file: the tests that start from a full cache copy it (``filled``)."""
+    folder = tmp_path_factory.mktemp("primed") / "cache"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("OL_NO_CACHE", raising=False)
+        mp.setenv("OL_CACHE_DIR", str(folder))
+        Keys(mp, digests)
+        lab()
+    return folder
+
+
+@pytest.fixture
+def filled(keys, primed, tmp_path) -> None:
+    """The test's cache folder (``keys``'s) holds what one ``lab()`` wrote, as if the test had
+    run it first: a copy of ``primed``."""
+    shutil.copytree(primed, tmp_path / "cache")
 
 
 @pytest.fixture
@@ -124,6 +163,12 @@ def uncached() -> LabResult:
     return run_lab(LabRequest(MODULE, jobs=2))
 
 
+@pytest.fixture(scope="module")
+def uncached_seed_7() -> LabResult:
+    """The module's lab on the hidden cases of seed 7, without the cache, for comparison."""
+    return run_lab(LabRequest(MODULE, jobs=2, seed=7))
+
+
 # -- re-runs ---------------------------------------------------------------------------------
 
 @pytest.mark.slow
@@ -142,8 +187,7 @@ def test_a_rerun_with_nothing_changed_runs_no_cell_and_gives_the_same_matrix(
 
 
 @pytest.mark.slow
-def test_editing_one_test_runs_its_column_again_and_nothing_else(keys, ran, uncached, tmp_path):
-    lab()
+def test_editing_one_test_runs_its_column_again_and_nothing_else(keys, filled, ran, uncached, tmp_path):
     test = "test_sample_matches_enumerated_intervals" if "test_sample_matches_enumerated_intervals" \
         in uncached.tests else uncached.tests[len(uncached.tests) // 2]
     keys.edit(MODULE, test)
@@ -195,19 +239,17 @@ def test_a_mutant_whose_text_changed_runs_again(keys, library, ran, tmp_path):
 
 
 @pytest.mark.slow
-def test_a_seed_has_cells_of_its_own(keys, uncached, tmp_path):
-    lab()
+def test_a_seed_has_cells_of_its_own(keys, filled, uncached_seed_7, tmp_path):
     hidden = lab(seed=7)
     assert hidden.reuse["cells_cached"] == 0 and hidden.reuse["reference_cached"] == 0
     again = lab(seed=7)
     assert again.reuse["cells_run"] == 0
-    assert differences(run_lab(LabRequest(MODULE, jobs=2, seed=7)), again, tmp_path) == []
+    assert differences(uncached_seed_7, again, tmp_path) == []
     assert lab().reuse["cells_run"] == 0  # the public cells are still there
 
 
 @pytest.mark.slow
-def test_fresh_runs_every_cell_and_refreshes_the_cache(keys, ran, uncached, tmp_path):
-    lab()
+def test_fresh_runs_every_cell_and_refreshes_the_cache(keys, filled, ran, uncached, tmp_path):
     ran.clear()
     fresh = lab(cache="fresh")
     assert fresh.reuse["cells_cached"] == 0 and fresh.reuse["cells_run"] == reached(fresh)
@@ -217,8 +259,7 @@ def test_fresh_runs_every_cell_and_refreshes_the_cache(keys, ran, uncached, tmp_
 
 
 @pytest.mark.slow
-def test_exhaustive_takes_the_cells_it_shares_and_runs_the_others(keys, uncached, tmp_path):
-    lab()
+def test_exhaustive_takes_the_cells_it_shares_and_runs_the_others(keys, filled, uncached, tmp_path):
     full = lab(exhaustive=True)
     cells = len(full.rows) * len(full.tests)
     assert full.reuse["cells_cached"] == reached(uncached)
@@ -234,8 +275,7 @@ def _entries(folder: Path) -> list[Path]:
 
 
 @pytest.mark.slow
-def test_a_corrupt_or_foreign_entry_is_a_miss(keys, uncached, tmp_path, monkeypatch):
-    lab()
+def test_a_corrupt_or_foreign_entry_is_a_miss(keys, filled, uncached, tmp_path, monkeypatch):
     folder = tmp_path / "cache" / "lab"
     rows = sorted((p for p in _entries(folder) if p.name.startswith("row-")),
                   key=lambda p: p.stat().st_size)
@@ -273,8 +313,7 @@ def test_a_corrupt_or_foreign_entry_is_a_miss(keys, uncached, tmp_path, monkeypa
 
 
 @pytest.mark.slow
-def test_an_entry_that_is_a_folder_leaves_the_lab_uncached_not_broken(keys, uncached, tmp_path):
-    lab()
+def test_an_entry_that_is_a_folder_leaves_the_lab_uncached_not_broken(keys, filled, uncached, tmp_path):
     folder = tmp_path / "cache" / "lab"
     entry = next(p for p in _entries(folder) if p.name.startswith("row-"))
     entry.unlink()
@@ -285,8 +324,7 @@ def test_an_entry_that_is_a_folder_leaves_the_lab_uncached_not_broken(keys, unca
 
 
 @pytest.mark.slow
-def test_the_cache_stays_under_its_bound_least_recently_used_first(keys, tmp_path, monkeypatch):
-    lab()
+def test_the_cache_stays_under_its_bound_least_recently_used_first(keys, filled, tmp_path, monkeypatch):
     folder = tmp_path / "cache" / "lab"
     public = {p.name for p in _entries(folder)}
     lab(seed=7)
@@ -468,7 +506,8 @@ def test_ol_lab_says_how_many_cells_came_from_the_cache(keys, tmp_path, capsys):
 # -- Dask ------------------------------------------------------------------------------------
 
 @pytest.mark.slow
-def test_the_lab_on_a_dask_cluster_gives_the_local_matrix(keys, uncached, tmp_path):
+def test_the_lab_on_a_dask_cluster_gives_the_local_matrix(keys, uncached, uncached_seed_7,
+                                                          tmp_path):
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster:
@@ -477,7 +516,7 @@ def test_the_lab_on_a_dask_cluster_gives_the_local_matrix(keys, uncached, tmp_pa
         assert differences(uncached, on_dask, tmp_path) == []
         hidden = lab(cache="off", jobs=None, executor="dask", scheduler=cluster.scheduler_address,
                      seed=7)
-    assert differences(run_lab(LabRequest(MODULE, jobs=2, seed=7)), hidden, tmp_path) == []
+    assert differences(uncached_seed_7, hidden, tmp_path) == []
     assert lab().reuse["cells_run"] == 0  # what the cluster ran is in the cache
 
 

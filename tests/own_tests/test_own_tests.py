@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 import time
 from pathlib import Path
 
@@ -237,9 +238,12 @@ def _in_namespace(pid: int) -> bool:
 
 
 def _servers_alive(ours: bool = False) -> list[int]:
-    """Live fork servers of this checkout (any, orphans too, or only those this process started):
-    their pids. A server of another checkout's run on the same machine is not ours to count."""
+    """Live fork servers of this test session (any, orphans too, or only those this process
+    started): their pids. A server is this session's when its configuration (an argument) names
+    a path in the session's private TMPDIR (tests/conftest.py: the snapshot of the suite it runs);
+    a server of another checkout's run, or of another pytest-xdist worker, is not ours to count."""
     root = str(REPO_ROOT).encode()
+    session_tmp = os.path.join(tempfile.gettempdir(), "").encode()
     pids = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -248,6 +252,7 @@ def _servers_alive(ours: bool = False) -> list[int]:
         except OSError:
             continue
         if (mine.BOOT.encode() in argv and root in argv and fields[0] != b"Z"
+                and any(session_tmp in arg for arg in argv)
                 and (not ours or int(fields[1]) == os.getpid())):
             pids.append(int(pid))
     return pids
