@@ -110,11 +110,6 @@ FORMATS: dict[str, tuple[Format, ...]] = {
 }
 
 
-def formats_of(result: Any) -> tuple[Format, ...]:
-    """The formats of ``result``'s type (its class name, as in ``FORMATS``)."""
-    return FORMATS[type(result).__name__]
-
-
 def file_formats(type_name: str) -> tuple[Format, ...]:
     """The formats of ``type_name`` asked for with a flag and a file (the CLI's report flags)."""
     return tuple(f for f in FORMATS[type_name] if not f.file)

@@ -302,9 +302,7 @@ class Server:
                     i += 1
                     now = monotonic()
                     if len(pending) >= CHUNK_CALLS or now - last >= chunk_s or i == total:
-                        self._send(rid, start, pending)
-                        start += len(pending)
-                        pending, last = [], now
+                        start, pending, last = self._flush(rid, start, pending, now)
                 continue
             plain = all(type(a) is not dict and type(a) is not list
                         for encoded in calls for a in encoded)
@@ -320,9 +318,14 @@ class Server:
                 i += 1
                 now = monotonic()
                 if len(pending) >= CHUNK_CALLS or now - last >= chunk_s or i == total:
-                    self._send(rid, start, pending)
-                    start += len(pending)
-                    pending, last = [], now
+                    start, pending, last = self._flush(rid, start, pending, now)
+
+    def _flush(self, rid: int, start: int, pending: list[dict],
+               now: float) -> tuple[int, list[dict], float]:
+        """Send the replies ``pending`` (from call ``start`` on); the next chunk's start, its
+        empty list and the time it began."""
+        self._send(rid, start, pending)
+        return start + len(pending), [], now
 
     def serve(self) -> None:
         while True:

@@ -14,7 +14,6 @@ from harness import files
 from harness.cli import build_parser
 from harness.commands.reports import write_files, write_folder
 from harness.errors import HarnessError
-from harness.report import formats
 from harness.report.formats import FORMATS, Format, file_formats, folder_formats, format_named
 
 
@@ -163,6 +162,5 @@ def test_format_named_and_an_unknown_format(plain):
     assert format_named("RunResult", "junit").renderer == "junit:run_junit"
     with pytest.raises(KeyError):
         format_named("RunResult", "html5")
-    assert formats.formats_of(Named()) == FORMATS["Named"]
     assert [f.name for f in file_formats("Named")] == ["json"]
     assert [f.name for f in folder_formats("Named")] == ["data", "text"]

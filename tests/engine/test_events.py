@@ -59,8 +59,3 @@ def test_a_listener_that_raises_stops_the_relay_there():
     with pytest.raises(RuntimeError):
         Relay(Log("a", log), Refuses(), Log("b", log)).started("go")
     assert log == [("a", "started", "go")]
-
-
-def test_a_step_says_how_far_and_what():
-    step = Step(3, None, "s03")
-    assert (step.done, step.total, step.label, step.item) == (3, None, "s03", None)
