@@ -410,10 +410,13 @@ def _grade_parser(p: argparse.ArgumentParser, modules: list[tuple[str, str]]) ->
               "continued after a kill keeps the seed it records")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, ends_process: bool = False) -> int:
+    """Run the command ``argv`` names; its exit code. ``ends_process``: the process ends with the
+    command (``entry``), so a command may leave its objects to the exit (``args.ends_process``)."""
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
+        args.ends_process = ends_process
         if args.command is None:
             parser.print_help()
             return EXIT_USAGE
@@ -446,7 +449,7 @@ def entry() -> int:
     ol's own arithmetic is on vectors of a few dozen numbers, where a pool of BLAS threads only
     costs its start and its memory (``docs/performance.md``); the workers run with one already."""
     single_threaded_blas()
-    code = main()
+    code = main(ends_process=True)
     gc.freeze()
     return code
 

@@ -138,7 +138,10 @@ def open_target(request: CheckRequest, ws: Workspace | None) -> Iterator[Target]
 
 def run_check(request: CheckRequest, ws: Workspace | None,
               on_result: Callable[[TestResult], None] | None = None,
-              tree_digest: str | None = None) -> RunResult:
+              tree_digest: str | None = None,
+              on_running: Callable[[], None] | None = None) -> RunResult:
+    """The catalog of ``request`` against its target; ``on_result`` after each test,
+    ``on_running`` once the target is ready, just before the first test."""
     course = load_course()
     module = course.module(request.module_id)
     label = str(ws.root) if ws is not None else request.target
@@ -147,6 +150,8 @@ def run_check(request: CheckRequest, ws: Workspace | None,
         limit = None if request.target == "student" else getattr(
             request.limits, "test_timeout_s", IN_PROCESS_TEST_LIMIT_S)
         recorder = Recorder() if request.diagnose else None
+        if on_running is not None:
+            on_running()
         result = run_catalog(module, target, label, request.pattern, limit, on_result, recorder,
                              seed=request.seed.number, maxfail=request.maxfail)
         target.recorder = None

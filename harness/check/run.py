@@ -67,6 +67,10 @@ class CheckEvents(Listener):
         """The workspace the check runs on (None: the reference or a mutant), before anything
         of it is read."""
 
+    def running(self) -> None:
+        """The target is ready (an isolated worker has reported its import) and the catalog's
+        tests start now: what the check imports before its tests is imported."""
+
 
 def target_label(request: CheckRequest, workspace: str | None) -> str:
     """``workspace ROOT``, ``reference`` or ``mutant ID``: the target as results name it."""
@@ -93,7 +97,8 @@ def check(request: CheckRequest, events: CheckEvents | None = None) -> RunResult
         done += 1
         events.step(Step(done, total, test.name, test))
 
-    result = as_requested(request, run_check(request, ws, finished_test))
+    result = as_requested(request, run_check(request, ws, finished_test,
+                                             on_running=events.running))
     if ws is not None and records and result.verdict == "pass":
         problem = record(ws, request.module_id)
         if problem:
