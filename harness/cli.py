@@ -410,13 +410,16 @@ def _grade_parser(p: argparse.ArgumentParser, modules: list[tuple[str, str]]) ->
               "continued after a kill keeps the seed it records")
 
 
-def main(argv: Sequence[str] | None = None, ends_process: bool = False) -> int:
-    """Run the command ``argv`` names; its exit code. ``ends_process``: the process ends with the
-    command (``entry``), so a command may leave its objects to the exit (``args.ends_process``)."""
+# Whether this process ends with its command: set by ``entry`` only, so that a command may leave
+# its objects to the exit (``args.ends_process``); a caller of ``main`` goes on running.
+ENDS_PROCESS = False
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-        args.ends_process = ends_process
+        args.ends_process = ENDS_PROCESS
         if args.command is None:
             parser.print_help()
             return EXIT_USAGE
@@ -447,9 +450,14 @@ def entry() -> int:
 
     Before anything imports numpy, its BLAS gets one thread (unless the caller chose a number):
     ol's own arithmetic is on vectors of a few dozen numbers, where a pool of BLAS threads only
-    costs its start and its memory (``docs/performance.md``); the workers run with one already."""
+    costs its start and its memory (``docs/performance.md``); the workers run with one already.
+
+    ``ENDS_PROCESS`` tells the command that the process ends with it: ``ol check`` then freezes the
+    collector's heap when its tests start (``commands.check``)."""
+    global ENDS_PROCESS
     single_threaded_blas()
-    code = main(ends_process=True)
+    ENDS_PROCESS = True
+    code = main()
     gc.freeze()
     return code
 
