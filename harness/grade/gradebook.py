@@ -79,18 +79,18 @@ def context_files(module: Module) -> list[Path]:
     """The files a grade of ``module`` depends on besides the submission (``context_of``)."""
     catalog = PACKAGE_DIR / "catalogs" / module.catalog / "test_catalog.py"
     check = PACKAGE_DIR / "check" / "engine.py"  # the runner, the worker, the diagnosis: a verdict
-    files = set(_harness_imports(catalog)) | set(_harness_imports(check)) | {
-        PACKAGE_DIR / "course.toml"}
+    files = set(_harness_imports(catalog, check)) | {PACKAGE_DIR / "course.toml"}
     for root in (REFERENCE_DIR / "contracts", REFERENCE_DIR / "python", MUTANTS_DIR / module.id):
         files.update(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
     return sorted(files)
 
 
-def _harness_imports(start: Path) -> list[Path]:
-    """``start`` and every file of ol's package it imports, directly or not (``import`` and
-    ``from ... import`` anywhere in a module, inside functions too)."""
+def _harness_imports(*starts: Path) -> list[Path]:
+    """``starts`` and every file of ol's package they import, directly or not (``import`` and
+    ``from ... import`` anywhere in a module, inside functions too). One walk for all of them:
+    each file is parsed once."""
     seen: set[Path] = set()
-    todo = [start]
+    todo = list(starts)
     while todo:
         path = todo.pop()
         if path in seen or not path.is_file():

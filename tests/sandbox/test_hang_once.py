@@ -127,6 +127,45 @@ def nap(x):
         assert t.call("nap", 0.01) == 0.01
 
 
+SLOW_IMPORT = SOURCE + '''
+
+import time
+time.sleep(0.9)  # a slow import: every start of the worker costs it
+
+
+def nap(x):
+    time.sleep(x)
+    return x
+'''
+
+
+def test_a_worker_started_again_mid_test_is_not_charged_to_the_tests_budget(tmp_path):
+    """A crash kills the worker; the next call of the same test starts one again (0.9 s here, far
+    more on a loaded grading machine). That start is ol's time: the call still has its budget."""
+    with IsolatedTarget("restart", _workspace(tmp_path, SLOW_IMPORT), "tinyllm.prob.rejection",
+                        ("die", "nap"), {}, Limits(call_timeout_s=1.0, test_timeout_s=1.0)) as t:
+        assert t.import_status() is None
+        t.begin_test()
+        with pytest.raises(TargetCrashed):
+            t.call("die", 1)
+        assert t.call("nap", 0.4) == 0.4  # 0.9 s start + 0.4 s: over 1 s if the start counted
+
+
+def test_restarts_are_forgiven_up_to_one_imports_limit_per_test(tmp_path):
+    with IsolatedTarget("forgive", _workspace(tmp_path, SOURCE), "tinyllm.prob.rejection",
+                        FUNCTIONS, {}, Limits(call_timeout_s=1.0, test_timeout_s=1.0,
+                                              import_timeout_s=5.0)) as t:
+        t.begin_test()
+        deadline = t._deadline
+        t._forgive_start(3.0)
+        t._forgive_start(3.0)  # only 2 s more: 5 s in all for this test
+        assert t._deadline == pytest.approx(deadline + 5.0)
+        t.begin_test()  # a new test: a new allowance
+        deadline = t._deadline
+        t._forgive_start(1.5)
+        assert t._deadline == pytest.approx(deadline + 1.5)
+
+
 def test_what_was_printed_before_a_hang_is_the_tests_output(target):
     target.begin_test()
     _timed(target.call, "spin", 7)
