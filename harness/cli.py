@@ -410,16 +410,14 @@ def _grade_parser(p: argparse.ArgumentParser, modules: list[tuple[str, str]]) ->
               "continued after a kill keeps the seed it records")
 
 
-# Whether this process ends with its command: set by ``entry`` only, so that a command may leave
-# its objects to the exit (``args.ends_process``); a caller of ``main`` goes on running.
-ENDS_PROCESS = False
-
-
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, ends_process: bool = False) -> int:
+    """Run one command; its exit code. ``ends_process`` (``entry`` only): the process ends with
+    the command, which may then leave its objects to the exit (``args.ends_process``); a caller
+    of ``main`` that goes on running leaves it false."""
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-        args.ends_process = ENDS_PROCESS
+        args.ends_process = ends_process
         if args.command is None:
             parser.print_help()
             return EXIT_USAGE
@@ -452,12 +450,10 @@ def entry() -> int:
     ol's own arithmetic is on vectors of a few dozen numbers, where a pool of BLAS threads only
     costs its start and its memory (``docs/performance.md``); the workers run with one already.
 
-    ``ENDS_PROCESS`` tells the command that the process ends with it: ``ol check`` then freezes the
+    ``ends_process`` tells the command that the process ends with it: ``ol check`` then freezes the
     collector's heap when its tests start (``commands.check``)."""
-    global ENDS_PROCESS
     single_threaded_blas()
-    ENDS_PROCESS = True
-    code = main()
+    code = main(ends_process=True)
     gc.freeze()
     return code
 

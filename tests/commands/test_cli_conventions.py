@@ -253,7 +253,8 @@ def test_the_ol_command_is_entry_which_returns_mains_exit_code_and_skips_the_las
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
     assert scripts == {"ol": "harness.cli:entry"}
     code = ("import gc, sys\nfrom harness.cli import entry\nsys.argv = ['ol'] + sys.argv[1:]\n"
-            "import harness.cli\nharness.cli.main = lambda: int(sys.argv[1])\n"
+            "import harness.cli\n"
+            "harness.cli.main = lambda **kw: int(sys.argv[1]) if kw == {'ends_process': True} else 9\n"
             "got = entry()\nprint(got, gc.get_freeze_count() > 0)")
     for wanted in ("0", "2"):
         done = subprocess.run([sys.executable, "-c", code, wanted], capture_output=True, text=True,
@@ -265,6 +266,22 @@ def test_the_ol_command_is_entry_which_returns_mains_exit_code_and_skips_the_las
                           text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
                           timeout=60, check=False)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+@pytest.mark.parametrize("ends_process", [False, True])
+def test_a_check_freezes_the_collector_only_in_a_process_that_ends_with_it(ends_process,
+                                                                            monkeypatch, capsys):
+    """``ol`` itself (``entry``) freezes the heap when the tests start; a caller of ``main`` that
+    goes on running (this test, a notebook) must keep its objects collectable."""
+    import harness.commands.check as check_command
+    from harness import cli
+
+    frozen = []
+    monkeypatch.setattr(check_command.gc, "freeze", lambda: frozen.append(True))
+    assert cli.main(["check", "M07.6", "--target", "reference", "-k", "accept_is_strict"],
+                    ends_process=ends_process) in (0, 4)
+    assert frozen == ([True] if ends_process else [])
+    capsys.readouterr()
 
 
 # -- one BLAS thread in ol's own process (#27 item 6) ----------------------------------------------
@@ -292,7 +309,7 @@ def test_the_entry_point_sets_it_before_main(monkeypatch):
     seen = {}
     for name in cli.BLAS_THREADS:
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(cli, "main", lambda: seen.update(
+    monkeypatch.setattr(cli, "main", lambda **_: seen.update(
         {n: os.environ.get(n) for n in cli.BLAS_THREADS}) or 0)
     monkeypatch.setattr(cli.gc, "freeze", lambda: None)
     assert cli.entry() == 0
