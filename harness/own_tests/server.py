@@ -66,6 +66,11 @@ def serve(argv: list[str]) -> None:
         os.set_inheritable(fd, False)
     forks = _Forks(Channel(request_fd, reply_fd), request_fd, config, kill_tree)
     problem = _warm_up(config)
+    if problem is None:
+        try:
+            forks.start_of_pytest = _PytestStart(config)
+        except Exception as exc:  # noqa: BLE001 - reported to the parent, which stops
+            problem = f"pytest's start: {type(exc).__name__}: {exc}"
     gc.collect()
     gc.freeze()  # the children's collections skip what the server imported: fast, no copy-on-write
     forks.channel.send_text(json.dumps({"op": "ready", "sandboxed": sandboxed,
@@ -110,6 +115,7 @@ class _Forks:
         self.kill_tree = kill_tree  # held before any run: a run cannot swap it
         self.poller = select.poll()
         self.poller.register(request_fd, select.POLLIN)
+        self.start_of_pytest: _PytestStart | None = None  # set once warm, before any run
         self.children: dict[int, dict] = {}  # pid -> {"id", "fd", "data", "cut"}
         self.by_fd: dict[int, dict] = {}
 
@@ -134,7 +140,8 @@ class _Forks:
         if pid == 0:  # pragma: no cover - the child; its exit status is what the parent sees
             try:
                 os.close(read_fd)
-                _child(write_fd, source, self.config, chosen)
+                assert self.start_of_pytest is not None, "serve starts no run without it"
+                _child(write_fd, source, self.config, self.start_of_pytest, chosen)
             finally:
                 os._exit(70)
         os.close(write_fd)
@@ -191,10 +198,11 @@ class _Forks:
                                                "status": os.waitstatus_to_exitcode(status)}))
 
 
-def _child(write_fd: int, source: str, config: dict,
+def _child(write_fd: int, source: str, config: dict, start: _PytestStart,
            chosen: list[str] | None) -> None:  # pragma: no cover - forked
-    """One run: this implementation as the module, the suite through pytest (only the tests
-    ``chosen`` names, if given), the report out, with what each test reached of the module."""
+    """One run: this implementation as the module, the suite through pytest (its start made
+    before the fork, ``start``; only the tests ``chosen`` names, if given), the report out,
+    with what each test reached of the module."""
     os.setpgid(0, 0)  # the parent kills this run's process group and descendants
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     null = os.open(os.devnull, os.O_RDWR)
@@ -209,16 +217,90 @@ def _child(write_fd: int, source: str, config: dict,
     os.environ.update(TMPDIR=work, HOME=work)
     tempfile.tempdir = None
     module = _install(config["import_name"], source)
-    import pytest
-
-    recorder = _Recorder()
+    recorder = start.recorder  # this run's copy, as it was made: no run had used it
     _record_reach(module, recorder)  # in every run alike: it tells a run nothing
-    plugins: list[Any] = [recorder] if chosen is None else [recorder, _Select(chosen)]
-    code = pytest.main([*config["targets"], *config["pytest_args"]], plugins=plugins)
+    code = start.main(None if chosen is None else _Select(chosen))
     view = memoryview(json.dumps(recorder.report(int(code))).encode("utf-8"))
     while view:
         view = view[os.write(write_fd, view):]
     os._exit(0)
+
+
+class _PytestStart:
+    """``pytest.main`` in two halves: the first, what depends on no implementation and runs
+    nothing of the suite, once in the server; the second in each run, on its copy of the first.
+
+    The first half (``__init__``) is ``_pytest.config.get_config``: the plugin manager, the
+    ``Config``, every default plugin imported and registered (pluggy reads each plugin's hooks,
+    each adds its options), and the recorder registered as ``pytest.main(plugins=...)`` would.
+    About a third of pytest's start in a run (see docs/performance.md), paid once. The second
+    half (``main``) is the rest of ``pytest.main``, as pytest 8 and 9 write it: the selection
+    plugin registered after the recorder (as ``plugins`` lists it), the command line parsed, the
+    suite's configuration and ``conftest.py`` loaded, the session run, the same exit codes.
+    Nothing of the first half reads the suite, opens a file or starts capturing: pytest's
+    capture, its ``-c`` file and the student's ``conftest.py`` all come in the second, in the
+    run, so no run shares a descriptor, a file or a module of the student's with another.
+
+    Decided: pytest's private ``get_config`` and ``Config._ensure_unconfigure`` rather than
+    ``pytest.main``: they are what ``pytest.main`` calls, in pytest 8 and 9 alike, and the server
+    fails to start (the parent says so) if they are not there. Not done before the fork: the
+    configuration's parsing (it loads the suite's ``conftest.py``, student code) and the session
+    (its fixture manager reads the plugins once it exists; a session is a run's).
+    """
+
+    PROG = "pytest.main()"  # what pytest 9 calls the program, in its usage messages
+
+    def __init__(self, config: dict) -> None:
+        import inspect
+
+        import pluggy
+        from _pytest.config import get_config
+
+        self.args = [*config["targets"], *config["pytest_args"]]
+        self.recorder = _Recorder()
+        self.plugins: list[Any] = [self.recorder]  # the invocation's, as pytest.main keeps them
+        prog = {"prog": self.PROG} if "prog" in inspect.signature(get_config).parameters else {}
+        with contextlib.chdir(config["home"]):  # the folder each run starts pytest in
+            self.config = get_config(self.args, self.plugins, **prog)
+        self.config.pluginmanager.register(self.recorder)
+        # The terminal's header names pluggy's version, which pluggy looks up in its installed
+        # metadata on every read (importlib.metadata, about 5 ms a run): read once, kept.
+        pluggy.__version__ = pluggy.__version__
+
+    def main(self, select: _Select | None) -> int:  # pragma: no cover - forked
+        """The rest of ``pytest.main`` (pytest's ``_main`` after ``get_config``): its exit code.
+        What pytest prints of a usage error goes to the run's stderr, which is /dev/null: only
+        the code is kept."""
+        import _pytest.config as pytest_config
+
+        failures = (pytest_config.ConftestImportFailure,)
+        plugin_failure = getattr(pytest_config, "PluginImportFailure", None)  # pytest 9
+        os.environ["PYTEST_VERSION"] = pytest.__version__
+        manager = self.config.pluginmanager
+        try:
+            try:
+                if select is not None:
+                    self.plugins.append(select)
+                    manager.register(select)
+                config = manager.hook.pytest_cmdline_parse(pluginmanager=manager, args=self.args)
+            except BaseException:
+                self.config._ensure_unconfigure()
+                raise
+        except failures:
+            return int(pytest.ExitCode.USAGE_ERROR)
+        except Exception as exc:
+            if plugin_failure is not None and isinstance(exc, plugin_failure):
+                return int(pytest.ExitCode.INTERNAL_ERROR)
+            if isinstance(exc, pytest.UsageError):
+                return int(pytest.ExitCode.USAGE_ERROR)
+            raise
+        try:
+            try:
+                return int(config.hook.pytest_cmdline_main(config=config))
+            finally:
+                config._ensure_unconfigure()
+        except pytest.UsageError:
+            return int(pytest.ExitCode.USAGE_ERROR)
 
 
 class _Loader(importlib.abc.Loader):
