@@ -1,9 +1,11 @@
 """The own-tests fork server: the side of ``ol tests --mine`` that runs inside a sandbox worker.
 
 ``harness.own_tests.engine`` starts it in a worker (``BOOT``) and speaks to it; here it hardens
-itself, imports numpy, pytest and the reference dependencies once, then forks one child per
-implementation, which installs the implementation from memory, runs ``pytest.main`` over the
-suite with a recording plugin (``_Recorder``) and writes one JSON report to a pipe of its own.
+itself, imports numpy, pytest and the reference dependencies once, makes the half of pytest's
+start that depends on no implementation (``harness.own_tests.pytest_start``), then forks one child
+per implementation, which installs the implementation from memory, runs the rest of
+``pytest.main`` over the suite with a recording plugin (``_Recorder``) and writes one JSON report
+to a pipe of its own.
 Read with the engine's docstring: the two sides speak one protocol.
 """
 
@@ -26,6 +28,7 @@ from typing import Any
 import pytest
 
 from harness.own_tests.engine import MESSAGE_CHARS, REPORT_BYTES
+from harness.own_tests.pytest_start import PytestStart
 from harness.sandbox.harden import confine_run
 
 _PR_SET_PDEATHSIG, _PR_SET_DUMPABLE = 1, 4
@@ -68,7 +71,8 @@ def serve(argv: list[str]) -> None:
     problem = _warm_up(config)
     if problem is None:
         try:
-            forks.start_of_pytest = _PytestStart(config)
+            forks.start_of_pytest = PytestStart([*config["targets"], *config["pytest_args"]],
+                                                _Recorder(), config["home"])
         except Exception as exc:  # noqa: BLE001 - reported to the parent, which stops
             problem = f"pytest's start: {type(exc).__name__}: {exc}"
     gc.collect()
@@ -115,7 +119,7 @@ class _Forks:
         self.kill_tree = kill_tree  # held before any run: a run cannot swap it
         self.poller = select.poll()
         self.poller.register(request_fd, select.POLLIN)
-        self.start_of_pytest: _PytestStart | None = None  # set once warm, before any run
+        self.start_of_pytest: PytestStart | None = None  # set once warm, before any run
         self.children: dict[int, dict] = {}  # pid -> {"id", "fd", "data", "cut"}
         self.by_fd: dict[int, dict] = {}
 
@@ -198,7 +202,7 @@ class _Forks:
                                                "status": os.waitstatus_to_exitcode(status)}))
 
 
-def _child(write_fd: int, source: str, config: dict, start: _PytestStart,
+def _child(write_fd: int, source: str, config: dict, start: PytestStart,
            chosen: list[str] | None) -> None:  # pragma: no cover - forked
     """One run: this implementation as the module, the suite through pytest (its start made
     before the fork, ``start``; only the tests ``chosen`` names, if given), the report out,
@@ -224,83 +228,6 @@ def _child(write_fd: int, source: str, config: dict, start: _PytestStart,
     while view:
         view = view[os.write(write_fd, view):]
     os._exit(0)
-
-
-class _PytestStart:
-    """``pytest.main`` in two halves: the first, what depends on no implementation and runs
-    nothing of the suite, once in the server; the second in each run, on its copy of the first.
-
-    The first half (``__init__``) is ``_pytest.config.get_config``: the plugin manager, the
-    ``Config``, every default plugin imported and registered (pluggy reads each plugin's hooks,
-    each adds its options), and the recorder registered as ``pytest.main(plugins=...)`` would.
-    About a third of pytest's start in a run (see docs/performance.md), paid once. The second
-    half (``main``) is the rest of ``pytest.main``, as pytest 8 and 9 write it: the selection
-    plugin registered after the recorder (as ``plugins`` lists it), the command line parsed, the
-    suite's configuration and ``conftest.py`` loaded, the session run, the same exit codes.
-    Nothing of the first half reads the suite, opens a file or starts capturing: pytest's
-    capture, its ``-c`` file and the student's ``conftest.py`` all come in the second, in the
-    run, so no run shares a descriptor, a file or a module of the student's with another.
-
-    Decided: pytest's private ``get_config`` and ``Config._ensure_unconfigure`` rather than
-    ``pytest.main``: they are what ``pytest.main`` calls, in pytest 8 and 9 alike, and the server
-    fails to start (the parent says so) if they are not there. Not done before the fork: the
-    configuration's parsing (it loads the suite's ``conftest.py``, student code) and the session
-    (its fixture manager reads the plugins once it exists; a session is a run's).
-    """
-
-    PROG = "pytest.main()"  # what pytest 9 calls the program, in its usage messages
-
-    def __init__(self, config: dict) -> None:
-        import inspect
-
-        import pluggy
-        from _pytest.config import get_config
-
-        self.args = [*config["targets"], *config["pytest_args"]]
-        self.recorder = _Recorder()
-        self.plugins: list[Any] = [self.recorder]  # the invocation's, as pytest.main keeps them
-        prog = {"prog": self.PROG} if "prog" in inspect.signature(get_config).parameters else {}
-        with contextlib.chdir(config["home"]):  # the folder each run starts pytest in
-            self.config = get_config(self.args, self.plugins, **prog)
-        self.config.pluginmanager.register(self.recorder)
-        # The terminal's header names pluggy's version, which pluggy looks up in its installed
-        # metadata on every read (importlib.metadata, about 5 ms a run): read once, kept.
-        pluggy.__version__ = pluggy.__version__
-
-    def main(self, select: _Select | None) -> int:  # pragma: no cover - forked
-        """The rest of ``pytest.main`` (pytest's ``_main`` after ``get_config``): its exit code.
-        What pytest prints of a usage error goes to the run's stderr, which is /dev/null: only
-        the code is kept."""
-        import _pytest.config as pytest_config
-
-        failures = (pytest_config.ConftestImportFailure,)
-        plugin_failure = getattr(pytest_config, "PluginImportFailure", None)  # pytest 9
-        os.environ["PYTEST_VERSION"] = pytest.__version__
-        manager = self.config.pluginmanager
-        try:
-            try:
-                if select is not None:
-                    self.plugins.append(select)
-                    manager.register(select)
-                config = manager.hook.pytest_cmdline_parse(pluginmanager=manager, args=self.args)
-            except BaseException:
-                self.config._ensure_unconfigure()
-                raise
-        except failures:
-            return int(pytest.ExitCode.USAGE_ERROR)
-        except Exception as exc:
-            if plugin_failure is not None and isinstance(exc, plugin_failure):
-                return int(pytest.ExitCode.INTERNAL_ERROR)
-            if isinstance(exc, pytest.UsageError):
-                return int(pytest.ExitCode.USAGE_ERROR)
-            raise
-        try:
-            try:
-                return int(config.hook.pytest_cmdline_main(config=config))
-            finally:
-                config._ensure_unconfigure()
-        except pytest.UsageError:
-            return int(pytest.ExitCode.USAGE_ERROR)
 
 
 class _Loader(importlib.abc.Loader):
