@@ -64,7 +64,7 @@ class PytestStart:
         # The terminal's header names pluggy's version, which pluggy looks up in its installed
         # metadata on every read (importlib.metadata, about 5 ms a run): read once, kept.
         pluggy.__version__ = pluggy.__version__
-        PluginFixtures(self.config.pluginmanager.get_plugins())
+        PluginFixtures(self.config.pluginmanager.get_plugins())  # installs itself in pytest
 
     def main(self, select: Any = None) -> int:  # pragma: no cover - in a forked run
         """The rest of ``pytest.main`` (pytest's ``_main`` after ``get_config``), with the plugin
