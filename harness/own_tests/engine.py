@@ -11,12 +11,14 @@ the hidden ones of ``harness.own_tests.alternatives``) and against every mutant 
 
 How it runs. One fork server (``serve``) in a worker process, started like ``ol check``'s worker
 (own session, the same rlimits, hardening and scrubbed environment, cwd a temporary directory,
-stdin closed), imports numpy, pytest and the reference dependencies once. Per implementation it
-forks a child that installs the implementation as the module from memory, runs ``pytest.main``
-over a snapshot of the suite with a recording plugin (``_Recorder``), writes one JSON report to a
-pipe of its own and exits. A mutant's child runs only the tests that reached its function on
-the reference, the others taking the reference's outcome (``harness.own_tests.selection``, where
-why a suite cannot gain by it is argued; ``--exhaustive``: every test everywhere). The parent
+stdin closed), imports numpy, pytest and the reference dependencies once and makes what of
+pytest's start depends on no implementation (``harness.own_tests.pytest_start``). Per
+implementation it forks a child that installs the implementation as the module from memory,
+runs the rest of ``pytest.main`` over a snapshot of the suite with a recording plugin
+(``_Recorder``), writes one JSON report to a pipe of its own and exits. A mutant's child runs
+only the tests that reached its function on the reference, the others taking the reference's
+outcome (``harness.own_tests.selection``, where why a suite cannot gain by it is argued;
+``--exhaustive``: every test everywhere). The parent
 keeps ``--jobs`` children busy and decodes every report as plain data (no pickle). It enforces a
 wall-clock limit per run: past it, the server SIGKILLs that run's process tree (it sees the
 runs' PID namespace, the parent does not), and a server that does not confirm within seconds is

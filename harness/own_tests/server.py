@@ -1,9 +1,11 @@
 """The own-tests fork server: the side of ``ol tests --mine`` that runs inside a sandbox worker.
 
 ``harness.own_tests.engine`` starts it in a worker (``BOOT``) and speaks to it; here it hardens
-itself, imports numpy, pytest and the reference dependencies once, then forks one child per
-implementation, which installs the implementation from memory, runs ``pytest.main`` over the
-suite with a recording plugin (``_Recorder``) and writes one JSON report to a pipe of its own.
+itself, imports numpy, pytest and the reference dependencies once, makes the half of pytest's
+start that depends on no implementation (``harness.own_tests.pytest_start``), then forks one child
+per implementation, which installs the implementation from memory, runs the rest of
+``pytest.main`` over the suite with a recording plugin (``_Recorder``) and writes one JSON report
+to a pipe of its own.
 Read with the engine's docstring: the two sides speak one protocol.
 """
 
@@ -26,6 +28,7 @@ from typing import Any
 import pytest
 
 from harness.own_tests.engine import MESSAGE_CHARS, REPORT_BYTES
+from harness.own_tests.pytest_start import PytestStart
 from harness.sandbox.harden import confine_run
 
 _PR_SET_PDEATHSIG, _PR_SET_DUMPABLE = 1, 4
@@ -66,6 +69,12 @@ def serve(argv: list[str]) -> None:
         os.set_inheritable(fd, False)
     forks = _Forks(Channel(request_fd, reply_fd), request_fd, config, kill_tree)
     problem = _warm_up(config)
+    if problem is None:
+        try:
+            forks.start_of_pytest = PytestStart([*config["targets"], *config["pytest_args"]],
+                                                _Recorder(), config["home"])
+        except Exception as exc:  # noqa: BLE001 - reported to the parent, which stops
+            problem = f"pytest's start: {type(exc).__name__}: {exc}"
     gc.collect()
     gc.freeze()  # the children's collections skip what the server imported: fast, no copy-on-write
     forks.channel.send_text(json.dumps({"op": "ready", "sandboxed": sandboxed,
@@ -110,6 +119,7 @@ class _Forks:
         self.kill_tree = kill_tree  # held before any run: a run cannot swap it
         self.poller = select.poll()
         self.poller.register(request_fd, select.POLLIN)
+        self.start_of_pytest: PytestStart | None = None  # set once warm, before any run
         self.children: dict[int, dict] = {}  # pid -> {"id", "fd", "data", "cut"}
         self.by_fd: dict[int, dict] = {}
 
@@ -134,7 +144,8 @@ class _Forks:
         if pid == 0:  # pragma: no cover - the child; its exit status is what the parent sees
             try:
                 os.close(read_fd)
-                _child(write_fd, source, self.config, chosen)
+                assert self.start_of_pytest is not None, "serve starts no run without it"
+                _child(write_fd, source, self.config, self.start_of_pytest, chosen)
             finally:
                 os._exit(70)
         os.close(write_fd)
@@ -191,10 +202,11 @@ class _Forks:
                                                "status": os.waitstatus_to_exitcode(status)}))
 
 
-def _child(write_fd: int, source: str, config: dict,
+def _child(write_fd: int, source: str, config: dict, start: PytestStart,
            chosen: list[str] | None) -> None:  # pragma: no cover - forked
-    """One run: this implementation as the module, the suite through pytest (only the tests
-    ``chosen`` names, if given), the report out, with what each test reached of the module."""
+    """One run: this implementation as the module, the suite through pytest (its start made
+    before the fork, ``start``; only the tests ``chosen`` names, if given), the report out,
+    with what each test reached of the module."""
     os.setpgid(0, 0)  # the parent kills this run's process group and descendants
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     null = os.open(os.devnull, os.O_RDWR)
@@ -209,12 +221,9 @@ def _child(write_fd: int, source: str, config: dict,
     os.environ.update(TMPDIR=work, HOME=work)
     tempfile.tempdir = None
     module = _install(config["import_name"], source)
-    import pytest
-
-    recorder = _Recorder()
+    recorder = start.recorder  # this run's copy, as it was made: no run had used it
     _record_reach(module, recorder)  # in every run alike: it tells a run nothing
-    plugins: list[Any] = [recorder] if chosen is None else [recorder, _Select(chosen)]
-    code = pytest.main([*config["targets"], *config["pytest_args"]], plugins=plugins)
+    code = start.main(None if chosen is None else _Select(chosen))
     view = memoryview(json.dumps(recorder.report(int(code))).encode("utf-8"))
     while view:
         view = view[os.write(write_fd, view):]
