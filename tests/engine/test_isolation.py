@@ -619,7 +619,11 @@ def test_20000_cheap_calls_are_batched_not_round_tripped(targets) -> None:
             assert [r.value for r in results[:3]] == [True, True, True]
     print(f"\n20000 rejection_accept calls: in-process {best['in-process']:.3f} s, "
           f"isolated {best['isolated']:.3f} s")
-    assert best["isolated"] < 0.5, "about 25 us per call: calls are not being batched"
+    # Batched: under 0.5 s on a quiet machine, 1.7 times in-process. A round trip per call costs
+    # 50 us or more, 1 s and 14 times in-process at least. A loaded machine slows both sides
+    # alike: the ratio still tells them apart where the seconds alone would not (a load of 10+).
+    ratio = best["isolated"] / best["in-process"]
+    assert best["isolated"] < 0.5 or ratio < 8, f"{ratio:.1f}x in-process: calls are not batched"
 
 
 PROBE = '''
