@@ -167,9 +167,9 @@ def test_the_rewrite_is_linear(text):
     first three (quadratic), and a report holds thousands, once per implementation. Now the
     whole report is judged well within a second."""
     message = _report([text] * 200)
-    start = time.perf_counter()
+    start = time.process_time()  # this process's CPU: other work on the machine does not count
     run = mine.judge_report(message, None, (SNAPSHOT, STUDENT))
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 1.0
     assert len(run.messages) == 200
 
 
