@@ -274,7 +274,6 @@ class Target:
         calls = list(calls)
         fits = _checker(self.returns.get(fn, "any"))
         sourced = self.replays_draws and passes_a_source(calls, kwargs)
-        common: dict[int, bool] = {}  # per reply object: a worker sends a repeated reply once
         results: list[Result] = []
         failed: list[ContractViolation | TargetEscape] = []
         received = 0
@@ -284,6 +283,10 @@ class Target:
             start, received = received, received + len(replies)
             if failed or received > len(calls):
                 return  # the count is checked once the batch is complete
+            # Per reply object of this chunk (a worker sends a repeated reply once per chunk).
+            # Never across chunks: an earlier chunk's replies are freed, and a later reply may
+            # reuse one's id (a float32 among floats then passed unchecked, #28).
+            common: dict[int, bool] = {}
             append, known = results.append, common.get
             try:
                 for args, reply in zip(calls[start:received], replies, strict=True):

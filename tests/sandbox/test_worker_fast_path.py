@@ -54,9 +54,13 @@ def fails(x):
 
 def odd_one(i):
     return np.float32(0.5) if i == 300 else 0.5
+
+
+def odd_at(i, k):
+    return np.float32(0.5) if i == k else 0.5
 '''
-FUNCTIONS = ("echo", "pair", "zeros", "kinds", "counted", "fails", "odd_one")
-RETURNS = {"zeros": "float", "odd_one": "float"}
+FUNCTIONS = ("echo", "pair", "zeros", "kinds", "counted", "fails", "odd_one", "odd_at")
+RETURNS = {"zeros": "float", "odd_one": "float", "odd_at": "float"}
 
 
 def test_plain_key_tells_apart_what_encodes_apart():
@@ -149,6 +153,37 @@ def test_a_wrong_type_mid_batch_fails_after_the_batch_and_the_worker_lives_on(ta
     with pytest.raises(ContractViolation, match=r"odd_one\(300\) returned a numpy.float32"):
         isolated.map("odd_one", [(i,) for i in range(600)])  # 600 replies: three chunks of 256
     assert isolated._worker.process.pid == pid and isolated.call("odd_one", 1) == 0.5
+
+
+@pytest.mark.parametrize("k", [256, 512, 4723])
+def test_a_wrong_type_first_in_a_later_chunk_is_caught(targets, k):
+    """The first reply of a later chunk (256 replies a chunk, or 0.05 s): 4723 was missed, the
+    float32 passed as a float, when replies were told plain by ``id`` across chunks (one in the
+    822 positions from 250 to 6000 tried, where an earlier chunk's freed reply left its id)."""
+    isolated, _ = targets
+    with pytest.raises(ContractViolation, match=rf"odd_at\({k}, {k}\) returned a numpy.float32"):
+        isolated.map("odd_at", [(i, k) for i in range(6000)])
+
+
+class Reusing(Target):
+    """A transport whose second chunk hands over an object that has the id of one in the first
+    (as a freed reply's id is reused): a float reply, then the same object holding a float32."""
+
+    kind = "test"
+
+    def __init__(self) -> None:
+        super().__init__("reusing", ("f",), {"f": "float"})
+
+    def _stream(self, fn, calls, kwargs, take):
+        reply = Reply("returned", value=0.5)
+        take([reply] * 2)
+        reply.value = np.float32(0.5)
+        take([reply] * (len(calls) - 2))
+
+
+def test_a_reply_is_checked_in_every_chunk_whatever_its_id():
+    with pytest.raises(ContractViolation, match=r"f\(2\) returned a numpy.float32"):
+        Reusing().map("f", [(i,) for i in range(4)])
 
 
 class Miscounting(Target):
