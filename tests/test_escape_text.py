@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 
 from harness.escape import plain_log, printable, valid_data, valid_text
-from harness.sandbox.staging import as_text
+from harness.sandbox.codec import clean_text
+from harness.sandbox.staging import text_of_name
 
 SAMPLES = ["plain", "", "caf\u00e9 \u2713", "a\ud800b", "x\udcffy", os.fsdecode(b"sub\xff\xfe"),
            "\udc80\udfff\ud800", "tab\tand\nline \x1b[31mred\x1b[0m \u202e", "\\ud800 already"]
@@ -23,9 +24,13 @@ def test_valid_text_escapes_only_what_utf8_cannot_write():
         assert valid_text(once) == once
 
 
-def test_valid_text_is_what_the_sandbox_staging_writes_too():
-    """staging.as_text (the sandbox's own, until it imports this one) does the same job alike."""
-    assert [valid_text(s) for s in SAMPLES] == [as_text(s) for s in SAMPLES]
+def test_the_sandbox_makes_text_valid_as_valid_text_does():
+    """The sandbox's staging (file names) and codec (a worker's strings) use ``valid_text``: a
+    file name's byte that is not UTF-8 is ``\\xff`` in both, whatever the worker sent."""
+    printable_samples = [s for s in SAMPLES if s.isprintable()]
+    assert [text_of_name(s) for s in printable_samples] == [valid_text(s) for s in printable_samples]
+    assert [clean_text(s) for s in SAMPLES] == [valid_text(s) for s in SAMPLES]
+    assert clean_text("x\udcffy") == text_of_name(b"x\xffy") == "x\\xffy"
 
 
 def test_valid_data_makes_every_string_valid_keys_too_and_leaves_the_rest():

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.escape import valid_text
 from harness.sandbox import protocol
 from harness.uniforms import RecordingSource, source_from_spec
 
@@ -118,15 +119,11 @@ def _class_name(obj: object) -> str:
 
 
 def clean_text(text: str, limit: int = MAX_TEXT) -> str:
-    """``text`` cut at ``limit`` characters and made encodable: a lone surrogate (which no UTF-8
-    writer accepts) is shown as its escape."""
+    """``text`` cut at ``limit`` characters and made encodable (``escape.valid_text``: a lone
+    surrogate, which no UTF-8 writer accepts, is shown as its escape)."""
     if len(text) > limit:
         text = text[:limit] + "... [cut]"
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text
+    return valid_text(text)
 
 
 def _text(obj: object) -> str:

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import HarnessError, HostError, host_failure
+from harness.escape import valid_text
 
 PYTHON = "python"
 MAX_DEPTH = 16  # folders below python/; the course's package is two deep
@@ -66,30 +67,10 @@ def digest(files: dict[str, bytes]) -> str:
     return h.hexdigest()
 
 
-def as_text(text: str) -> str:
-    """``text`` as valid text, what it already is unchanged: an undecodable byte of a file name
-    (``os.fsdecode``'s ``\\udcff``) as ``\\xff``, any other lone surrogate as ``\\ud800``."""
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        pass
-    out = []
-    for c in text:
-        code = ord(c)
-        if 0xDC80 <= code <= 0xDCFF:
-            out.append(f"\\x{code - 0xDC00:02x}")
-        elif 0xD800 <= code <= 0xDFFF:
-            out.append(f"\\u{code:04x}")
-        else:
-            out.append(c)
-    return "".join(out)
-
-
 def text_of_name(name: str | bytes) -> str:
     """A file name as text that can be shown and written anywhere, on one line: bytes that are
     not UTF-8 as ``\\xff``, control characters as ``\\n`` or ``\\x1b``."""
-    text = as_text(os.fsdecode(name))
+    text = valid_text(os.fsdecode(name))
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")

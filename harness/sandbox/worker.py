@@ -57,9 +57,9 @@ CHUNK_S = 0.05
 
 # The harness modules the serving loop imports after the hardening (``Server``): the only files
 # of ol's checkout copied into the worker's view (``harden._build_view``).
-CODE = ("harness/__init__.py", "harness/uniforms.py", "harness/sandbox/__init__.py",
-        "harness/sandbox/capture.py", "harness/sandbox/codec.py", "harness/sandbox/frames.py",
-        "harness/sandbox/invoke.py", "harness/sandbox/protocol.py")
+CODE = ("harness/__init__.py", "harness/escape.py", "harness/uniforms.py",
+        "harness/sandbox/__init__.py", "harness/sandbox/capture.py", "harness/sandbox/codec.py",
+        "harness/sandbox/frames.py", "harness/sandbox/invoke.py", "harness/sandbox/protocol.py")
 
 
 def _text(exc: BaseException) -> str:
