@@ -112,15 +112,28 @@ def graded(tmp_path_factory):
     return folder, {"local": base / "local"}
 
 
+# The class the Dask cluster grades: every shape (workspace, zip, tar.gz, loose file, folder),
+# every kind of row (pass, fail with a pitfall, fail by a timeout, a syntax error, a bad archive),
+# every kind of flag (bytes, syntax tree, the reference) and the skipped file. hal, ivy and jon
+# (workspaces failing on three more pitfalls, flagged with nothing) add no kind of row, shape or
+# flag to what the executors must agree on: 3 fewer Dask gradings.
+DASK_CLASS = sorted(set(EXPECTED) - {"hal", "ivy", "jon"})
+
+
 @pytest.fixture(scope="module")
 def dasked(graded):
-    """The same class graded again through a Dask cluster, into a gradebook of its own."""
+    """The class but hal, ivy and jon graded again through a Dask cluster, into a gradebook of
+    its own: a copy of the class folder without them."""
     distributed = pytest.importorskip("distributed")
     folder, books = graded
+    fewer = folder.parent / "dask-subs"
+    shutil.copytree(folder, fewer, symlinks=True)
+    for name in ("hal", "ivy", "jon"):
+        shutil.rmtree(fewer / name)
     out = folder.parent / "dask"
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster:
-        assert grade(folder, out, "--executor", "dask", "--scheduler", cluster.scheduler_address) == 0
+        assert grade(fewer, out, "--executor", "dask", "--scheduler", cluster.scheduler_address) == 0
     return folder, {**books, "dask": out}
 
 
@@ -167,9 +180,15 @@ def test_copies_are_flagged_and_nothing_else(graded):
 def test_local_and_dask_write_the_same_rows(dasked):
     _, books = dasked
     local, dask = book(books["local"]), book(books["dask"])
-    assert [comparable(r) for r in dask["submissions"]] == [comparable(r) for r in local["submissions"]]
+    # The local rows of the submissions Dask graded (hal, ivy and jon are no one's copies: the
+    # others' rows, flags included, are the same with or without them).
+    mine = [comparable(r) for r in local["submissions"] if r["submission"] in DASK_CLASS]
+    assert [r["submission"] for r in mine] == DASK_CLASS
+    assert [comparable(r) for r in dask["submissions"]] == mine
     assert dask["skipped"] == local["skipped"] and dask["identical"] == local["identical"]
-    assert (books["dask"] / "scores.csv").read_text() == (books["local"] / "scores.csv").read_text()
+    local_scores = (books["local"] / "scores.csv").read_text().splitlines(keepends=True)
+    assert (books["dask"] / "scores.csv").read_text() == "".join(
+        line for line in local_scores if line.split(",")[0] not in ("hal", "ivy", "jon"))
 
 
 @pytest.mark.slow
