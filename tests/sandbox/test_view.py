@@ -216,15 +216,16 @@ def hog(children, mb):
             time.sleep(30)
             os._exit(0)
     os.set_blocking(r, False)
-    got = 0
+    got, dead = 0, set()
     deadline = time.monotonic() + 10
-    while got < children and time.monotonic() < deadline:
+    while got < children and not dead and time.monotonic() < deadline:  # a dead one: answered
         try:
             got += len(os.read(r, 64))
         except BlockingIOError:
+            dead = {pid for pid in pids if os.waitpid(pid, os.WNOHANG) != (0, 0)}
             time.sleep(0.05)
     time.sleep(0.5)
-    alive = sum(os.waitpid(pid, os.WNOHANG) == (0, 0) for pid in pids)
+    alive = sum(pid not in dead and os.waitpid(pid, os.WNOHANG) == (0, 0) for pid in pids)
     return got == children and alive == children
 '''
 

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -18,6 +19,7 @@ from harness.engine.isolated import IsolatedTarget, Limits
 from harness.engine.target import TargetCrashed, TargetTimedOut
 from harness.sandbox import prestarted
 from harness.sandbox.prestarted import Adopted
+from harness.sandbox.rundirs import sweep_folders
 
 PROBES = """
 import os, sys
@@ -197,6 +199,14 @@ def test_nothing_is_left_behind(tmp_path):
 
 
 @pytest.mark.slow
+def _state(pid: int) -> str:
+    """The state letter of ``/proc/PID/stat`` (``Z``: a zombie), or ``gone``."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return "gone"
+
+
 def test_a_zygote_exits_when_its_caller_dies(tmp_path):
     root = str(Path(__file__).resolve().parents[2])
     code = (f"import sys, time; sys.path.insert(0, {root!r}); "
@@ -209,12 +219,18 @@ def test_a_zygote_exits_when_its_caller_dies(tmp_path):
         zygote_pid = int(caller.stdout.readline())
         caller.kill()
         caller.wait()
+        # Exited: gone, or a zombie of whoever adopted it (this process, if another test made
+        # it a subreaper, never reaps it: waiting for it to go would wait out the deadline).
         deadline = time.monotonic() + 10
-        while Path(f"/proc/{zygote_pid}").exists() and time.monotonic() < deadline:
+        while (state := _state(zygote_pid)) not in ("gone", "Z") and time.monotonic() < deadline:
             time.sleep(0.1)
-        state = Path(f"/proc/{zygote_pid}/stat").read_text().split()[2] \
-            if Path(f"/proc/{zygote_pid}").exists() else "gone"
-        assert state in ("gone", "Z")  # exited (a zombie of init at most, never running)
+        assert state in ("gone", "Z")  # exited (a zombie at most, never running)
+        # The killed caller's folder is left for the next run's sweep (as after any SIGKILL):
+        # that sweep removes it, and here it must, or the session reports it left behind.
+        left = [e.name for e in os.scandir(tempfile.gettempdir())
+                if e.name.startswith(f"ol-zygote-{caller.pid}.")]
+        assert len(left) == 1, left
+        assert sweep_folders(owner=left[0].split("-")[2]) == left
     finally:
         caller.kill()
 
