@@ -17,11 +17,15 @@ before and after cannot be disturbed by someone editing the repository meanwhile
 repository is never at risk. Per case the test asserts: the affected tests' outcomes and messages,
 that every other test passed (the rest of the catalog is still graded), the exit code, the three
 reports (written by the parent after the run: they say fail, whatever the student forged), the
-wall time; for the whole suite: no process the student's code started survives (each hostile
-module names its processes with a marker, found by a scan of ``/proc``), nothing of the harness
-copy changed (hashed before and after), nothing was planted in the real repository, in /tmp,
-HOME or site-packages, no forged file or temporary directory is left, no orphan came back to this
-process, and the total time is bounded.
+wall time. The whole catalog runs where the rest of it is the point (the correct copy; an attack
+at import; a function that exits, crashes, hangs, forks or bombs: what comes after the worker
+died); an attack on what one function returns, writes or prints runs every test but
+speculative_step's four, which cannot see it (``NOT_SPECULATIVE``). For the whole suite: no
+process the student's code started survives (each hostile module names its processes with a
+marker, found by a scan of ``/proc``), nothing of the harness copy changed (hashed before and
+after), nothing was planted in the real repository, in /tmp, HOME or site-packages, no forged
+file or temporary directory is left, no orphan came back to this process, and the total time is
+bounded.
 
 The cases that must not run without the sandbox (writes outside the worker's directory, killing
 the parent) are skipped unless the worker runs as root in its own namespaces. Longer than 400
@@ -33,11 +37,13 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import dataclasses
+import fnmatch
 import hashlib
 import json
 import os
 import re
 import secrets
+import shlex
 import shutil
 import subprocess
 import sys
@@ -78,6 +84,18 @@ RD = ("test_hand_example", "test_residual_is_a_distribution", "test_residual_whe
       "test_residual_disjoint_supports_is_p", "test_residual_sum_is_ascending", *VALID_PAIRS)
 RA = ("test_hand_example", "test_accept_is_strict", "test_accept_always_when_target_dominates",
       "test_acceptance_rate_matches_acceptance_probability", "test_arguments_are_never_modified")
+# Where the catalog is cut (``Case.k``): every test but the four of speculative_step. In every
+# hostile workspace speculative_step keeps calling the correct functions (``hostile_source``
+# renames its calls), so an attack on one function's answers, writes or prints, which never
+# stops the worker, cannot reach those four: they would pass as in the correct copy, which runs
+# them. They are 0.9 s of the catalog's 1.6 s (the chi-square and the exact output distribution),
+# and without them the parent never imports scipy: about 1.2 CPU s less per such case. Every
+# affected test of such a case still runs (asserted below CASES), and so does every other test
+# that calls the attacked function. A partial run with a failure still exits 1, verdict fail.
+NOT_SPECULATIVE = "test_?[!p]*"  # ``ol check -k``: a shell pattern, "test_" then not "sp..."
+SPECULATIVE = tuple(t for t in TESTS if t.startswith("test_speculative_"))
+assert len(SPECULATIVE) == 4 and [t for t in TESTS if fnmatch.fnmatch(t, NOT_SPECULATIVE)] == [
+    t for t in TESTS if t not in SPECULATIVE]
 # The bug that comes with a cheating attack: tries counted from 0 (pitfall 12, as mutant s18).
 TRIES_BUG = ("test_rejection_sample_tries_are_geometric", "test_rejection_sample_draw_order",
              "test_rejection_sample_checks_the_envelope")
@@ -321,6 +339,7 @@ class Case:
     sandbox: bool = False  # run only where the worker is sandboxed and contained (as root)
     links: tuple[tuple[str, str], ...] = ()  # (path under python/tinyllm, where it points)
     setup_error: str = ""  # a regex for ``ol check``'s one-line error (exit 2, no report)
+    k: str = ""  # ``ol check -k``: "" the whole catalog, or NOT_SPECULATIVE (see there)
 
 
 CASES = [
@@ -351,7 +370,7 @@ CASES = [
     Case("function-slow-calls", "rejection_sample", "if m == 3.0:\n    _ol_time.sleep(0.5)",
          ("test_rejection_sample_tries_are_geometric",), ("timeout",),
          r"the calls of this test did not finish within 20 s in all \(stopped during "
-         r"rejection_sample\(", limits={"test_timeout_s": 20.0}),
+         r"rejection_sample\(", limits={"test_timeout_s": 20.0}, k=NOT_SPECULATIVE),
     Case("function-memory-bomb-100gb", "rejection_sample", "bytearray(100 * 2**30)", RS,
          ("failed", "error"), r"MemoryError"),
     Case("function-forks-50-sleepers", "rejection_sample", "_ol_fork_sleepers(50)", RS,
@@ -359,11 +378,11 @@ CASES = [
     Case("function-segfault", "rejection_sample", "_ol_ctypes.string_at(0)", RS, ("crashed",),
          r"killed by SIGSEGV during rejection_sample\(.*a crash in native code"),
     Case("function-floods-400mb", "rejection_sample", "_ol_flood()" + OFF_BY_ONE, TRIES_BUG,
-         ("failed",), TRIES_MESSAGE),
+         ("failed",), TRIES_MESSAGE, k=NOT_SPECULATIVE),
     # -- cheating: forged reports, patched pytest and harness, writes outside --
     Case("forge-reports-and-patch-pytest", "rejection_sample",
          "_ol_forge()\n_ol_patch_pytest()" + OFF_BY_ONE, TRIES_BUG, ("failed",), TRIES_MESSAGE,
-         at_import="_ol_forge()\n_ol_patch_pytest()", sandbox=True),
+         at_import="_ol_forge()\n_ol_patch_pytest()", sandbox=True, k=NOT_SPECULATIVE),
     Case("init-patches-harness-modules", "residual_distribution",
          "if isinstance(p, _ol_np.ndarray) and _ol_np.array_equal(result, p):\n    result = p",
          ("test_residual_when_p_equals_q",), ("failed",),
@@ -385,37 +404,40 @@ CASES = [
                          setattr(module, attr, lambda *args, **kwargs: True)
                      if attr == "_checker":
                          setattr(module, attr, lambda *args, **kwargs: (lambda value: True))
-             ''')),
+             '''), k=NOT_SPECULATIVE),
     Case("reach-outside-the-worker-directory", "rejection_sample",
          "read, could = _ol_reach_out()\nif read or could or _OL_AT_IMPORT[0] or _OL_AT_IMPORT[1]:\n"
          "    raise RuntimeError(f'could read {read} {_OL_AT_IMPORT[0]} or write {could} "
          "{_OL_AT_IMPORT[1]}')" + OFF_BY_ONE,
          TRIES_BUG, ("failed",), TRIES_MESSAGE, at_import="_OL_AT_IMPORT = _ol_reach_out()",
-         sandbox=True),
+         sandbox=True, k=NOT_SPECULATIVE),
     Case("kill-the-parent", "rejection_sample", "_ol_kill_everyone()" + OFF_BY_ONE, TRIES_BUG,
-         ("failed",), TRIES_MESSAGE, sandbox=True),
+         ("failed",), TRIES_MESSAGE, sandbox=True, k=NOT_SPECULATIVE),
     # -- objects that lie, arguments changed or shared --
     Case("float-subclass-always-equal", "acceptance_probability", "result = AlwaysEqual(result)",
          AP, ("failed",), r"returned an object of class tinyllm\.prob\.rejection\.AlwaysEqual "
-         r"where the contract promises float"),
+         r"where the contract promises float", k=NOT_SPECULATIVE),
     Case("ndarray-subclass", "residual_distribution", "result = result.view(AgreeableArray)",
          RD, ("failed",), r"returned an object of class tinyllm\.prob\.rejection\.AgreeableArray "
-         r"where the contract promises float64\[\]"),
+         r"where the contract promises float64\[\]", k=NOT_SPECULATIVE),
     Case("numpy-scalar-of-the-wrong-kind", "rejection_accept", "result = _ol_np.int64(result)",
-         RA, ("failed",), r"returned a numpy\.int64 where the contract promises bool"),
+         RA, ("failed",), r"returned a numpy\.int64 where the contract promises bool",
+         k=NOT_SPECULATIVE),
     Case("list-for-an-array", "residual_distribution", "result = result.tolist()", RD,
-         ("failed",), r"returned a list of \(a float.*where the contract promises float64\[\]"),
+         ("failed",), r"returned a list of \(a float.*where the contract promises float64\[\]",
+         k=NOT_SPECULATIVE),
     # A wrong value, not a wrong type: the tests that only compare argument kinds cannot see it.
     Case("nan-for-a-probability", "acceptance_probability", "result = float('nan')",
          tuple(t for t in AP if t not in VALID_PAIRS),
-         ("failed", "error"), r"(?i)\bnan\b"),
+         ("failed", "error"), r"(?i)\bnan\b", k=NOT_SPECULATIVE),
     Case("modifies-its-arguments", "residual_distribution",
          "if isinstance(p, list):\n    p.reverse()\nelse:\n    p[...] = p[::-1].copy()", RD,
-         ("failed",), r"residual_distribution\(.*\) modified argument 1 in place"),
+         ("failed",), r"residual_distribution\(.*\) modified argument 1 in place", k=NOT_SPECULATIVE),
     Case("returns-the-callers-array", "residual_distribution",
          "if isinstance(p, _ol_np.ndarray) and _ol_np.array_equal(result, p):\n    result = p",
          ("test_residual_when_p_equals_q",), ("failed",),
-         r"residual_distribution\(.*\) returned an object that shares memory with an argument"),
+         r"residual_distribution\(.*\) returned an object that shares memory with an argument",
+         k=NOT_SPECULATIVE),
     # -- the workspace itself: ol reads and copies it in its own process, before any isolation --
     Case("module-is-a-link-to-dev-zero", "none", "", (), (), "",
          links=(("prob/rejection.py", "/dev/zero"),),
@@ -429,6 +451,18 @@ CASES = [
 ]
 BY_NAME = {c.name: c for c in CASES}
 assert len(BY_NAME) == len(CASES)
+
+
+def selected(case: Case) -> tuple[str, ...]:
+    """The tests ``case``'s check runs, in the catalog's order."""
+    return tuple(t for t in TESTS if not case.k or fnmatch.fnmatch(t, case.k))
+
+
+# A cut catalog never drops what a case judges: every affected test runs, and only an attack that
+# leaves the worker running (no exit, crash, hang, fork, or attack at import) is cut.
+for _case in CASES:
+    assert set(_case.affected) <= set(selected(_case)), _case.name
+    assert not _case.k or (_case.where in SIGNATURES and _case.affected != RS), _case.name
 
 
 def hostile_source(reference: str, case: Case, token: str, plant: list[str],
@@ -592,6 +626,8 @@ class Suite:
         args = ["check", "M07.6", "--workspace", str(ws), "--timeout", str(CALL_TIMEOUT_S),
                 "--json", str(reports / "check.json"), "--junit", str(reports / "check.xml"),
                 "--gradescope", str(reports / "results.json")]
+        if case.k:
+            args += ["-k", case.k]
         if case.limits:
             limits = {"call_timeout_s": CALL_TIMEOUT_S, **case.limits}
             command = [sys.executable, "-c", DRIVER, json.dumps(limits), *args]
@@ -674,7 +710,7 @@ def test_the_check_ends_with_the_right_outcomes(suite: Suite, case: str) -> None
         return
     assert run.returncode == (0 if case == "correct" else 1), context
     tests = outcomes(run)
-    assert tuple(tests) == TESTS, "the whole catalog is graded, in order"
+    assert tuple(tests) == selected(spec), "the catalog (or all of NOT_SPECULATIVE) is graded, in order"
     for name, test in tests.items():
         if name in spec.affected:
             assert test["outcome"] in spec.outcomes, (name, test)
@@ -706,24 +742,38 @@ def test_the_reports_are_the_parents(suite: Suite, case: str) -> None:
         for path in run.reports.iterdir():
             assert token not in path.read_text(errors="replace"), path
         return
+    spec = BY_NAME[case]
+    ran = len(selected(spec))  # the whole catalog, or all but speculative_step's (NOT_SPECULATIVE)
     failing = sum(1 for t in outcomes(run).values() if t["outcome"] != "passed")
     data = json.loads((run.reports / "check.json").read_text())
     verdict = "pass" if case == "correct" else "fail"
     assert (data["verdict"], data["failed"], data["passed"] + data["failed"]) == (
-        verdict, failing, len(TESTS))
+        verdict, failing, ran)
+    assert data["not_run"] == len(TESTS) - ran
     junit = ET.parse(run.reports / "check.xml").getroot()
     assert int(junit.get("failures")) + int(junit.get("errors")) == failing
-    assert int(junit.get("tests")) == len(TESTS)
+    assert int(junit.get("tests")) == ran
     gradescope = json.loads((run.reports / "results.json").read_text())
     passing = [t for t in gradescope["tests"] if t["status"] == "passed"]
-    assert len(passing) == len(TESTS) - failing and len(gradescope["tests"]) == len(TESTS)
+    assert len(passing) == ran - failing and len(gradescope["tests"]) == ran
     assert gradescope["score"] == sum(t["score"] for t in passing) == sum(t["max_score"] for t in passing)
-    assert gradescope["max_score"] == sum(t["max_score"] for t in gradescope["tests"])
+    if spec.k:  # a partial run: out of the module's whole score, its tests' points sum to less
+        assert sum(t["max_score"] for t in gradescope["tests"]) == sum(
+            data["points"][t] for t in selected(spec))
+        assert gradescope["max_score"] == sum(data["points"].values())
+    else:
+        assert gradescope["max_score"] == sum(t["max_score"] for t in gradescope["tests"])
     for path in run.reports.iterdir():
         assert token not in path.read_text(errors="replace"), path
-    summary = (f"M07.6: {len(TESTS) - failing} passed, {failing} failed, score "
-               f"{gradescope['score']}/{gradescope['max_score']} (verdict: {verdict})")
-    assert summary in run.stdout
+    if spec.k:  # (a line that long is wrapped: compared with its whitespace joined)
+        summary = (f"M07.6: {ran - failing} passed, {failing} failed, {len(TESTS) - ran} not run "
+                   f"(-k {shlex.quote(spec.k)}), score {gradescope['score']}/"
+                   f"{gradescope['max_score']} (partial run; verdict: {verdict})")
+        assert summary in " ".join(run.stdout.split()), run.stdout[-2000:]
+    else:
+        summary = (f"M07.6: {len(TESTS) - failing} passed, {failing} failed, score "
+                   f"{gradescope['score']}/{gradescope['max_score']} (verdict: {verdict})")
+        assert summary in run.stdout
     assert "(verdict: pass)" not in run.stdout or case == "correct"
     # What the student printed is shown under its failure, quoted ("| ...", escaped), never as a
     # line of ol's own: a forged pytest summary appears only there.
