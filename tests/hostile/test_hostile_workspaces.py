@@ -17,10 +17,11 @@ before and after cannot be disturbed by someone editing the repository meanwhile
 repository is never at risk. Per case the test asserts: the affected tests' outcomes and messages,
 that every other test passed (the rest of the catalog is still graded), the exit code, the three
 reports (written by the parent after the run: they say fail, whatever the student forged), the
-wall time. The whole catalog runs where the rest of it is the point (the correct copy; an attack
-at import; a function that exits, crashes, hangs, forks or bombs: what comes after the worker
-died); an attack on what one function returns, writes or prints runs every test but
-speculative_step's four, which cannot see it (``NOT_SPECULATIVE``). For the whole suite: no
+wall time. The whole catalog runs for the correct copy and an attack at import (every test is
+affected); a function that exits, crashes, hangs, forks or bombs runs every test that reaches it
+and one of another function graded after the worker died (``AROUND_THE_DEATH``); an attack on
+what one function returns, writes or prints runs every test but speculative_step's four, which
+cannot see it (``NOT_SPECULATIVE``). For the whole suite: no
 process the student's code started survives (each hostile module names its processes with a
 marker, found by a scan of ``/proc``), nothing of the harness copy changed (hashed before and
 after), nothing was planted in the real repository, in /tmp, HOME or site-packages, no forged
@@ -96,6 +97,23 @@ NOT_SPECULATIVE = "test_?[!p]*"  # ``ol check -k``: a shell pattern, "test_" the
 SPECULATIVE = tuple(t for t in TESTS if t.startswith("test_speculative_"))
 assert len(SPECULATIVE) == 4 and [t for t in TESTS if fnmatch.fnmatch(t, NOT_SPECULATIVE)] == [
     t for t in TESTS if t not in SPECULATIVE]
+# Where the catalog is cut for a sabotage of rejection_sample that stops the worker (it exits,
+# crashes, hangs, forks or bombs; ``affected`` is RS): every test that reaches rejection_sample
+# (RS; the first is test_shapes_and_distributions_are_checked), the tests of the other functions
+# before it that share its "re" (the residual's, one of rejection_accept), and, after the first
+# death, test_speculative_rejects_bad_drafts: a test of another function, graded on the worker
+# started again, which must pass (what the rest of the catalog shows after a death, asserted
+# below CASES). Not run: the tests before any attack ran (the correct copy runs them under the
+# same limits) and three more speculative tests after the death, among them the chi-square and
+# the exact output law (0.9 s of the catalog's 1.6 s): about 1.2 CPU s less per case, 7 cases.
+AROUND_THE_DEATH = "*re*_*"  # ``ol check -k``: a shell pattern
+assert [t for t in TESTS if fnmatch.fnmatch(t, AROUND_THE_DEATH)] == [
+    "test_accept_rejects_bad_arguments", "test_residual_is_a_distribution",
+    "test_residual_when_p_equals_q", "test_residual_disjoint_supports_is_p",
+    "test_residual_sum_is_ascending", "test_shapes_and_distributions_are_checked",
+    "test_speculative_rejects_bad_drafts", "test_rejection_sample_first_try_enumerated",
+    "test_rejection_sample_tries_are_geometric", "test_rejection_sample_draw_order",
+    "test_rejection_sample_checks_the_envelope", "test_arguments_are_never_modified"]
 # The bug that comes with a cheating attack: tries counted from 0 (pitfall 12, as mutant s18).
 TRIES_BUG = ("test_rejection_sample_tries_are_geometric", "test_rejection_sample_draw_order",
              "test_rejection_sample_checks_the_envelope")
@@ -339,7 +357,7 @@ class Case:
     sandbox: bool = False  # run only where the worker is sandboxed and contained (as root)
     links: tuple[tuple[str, str], ...] = ()  # (path under python/tinyllm, where it points)
     setup_error: str = ""  # a regex for ``ol check``'s one-line error (exit 2, no report)
-    k: str = ""  # ``ol check -k``: "" the whole catalog, or NOT_SPECULATIVE (see there)
+    k: str = ""  # ``ol check -k``: "" the whole catalog, NOT_SPECULATIVE or AROUND_THE_DEATH
 
 
 CASES = [
@@ -351,17 +369,21 @@ CASES = [
          r"did not import: importing tinyllm\.prob\.rejection raised SystemExit\(0\); a module "
          "must not exit"),
     Case("function-os-exit", "rejection_sample", "_ol_os._exit(0)", RS, ("crashed",),
-         r"exited with code 0 during rejection_sample\(.*did the code call os\._exit"),
+         r"exited with code 0 during rejection_sample\(.*did the code call os\._exit",
+         k=AROUND_THE_DEATH),
     Case("function-system-exit", "rejection_sample", "raise SystemExit(0)", RS, ("crashed",),
          r"rejection_sample\(.*\) tried to exit the interpreter \(SystemExit: 0\); a function "
-         "must return or raise"),
+         "must return or raise",
+         k=AROUND_THE_DEATH),
     Case("function-keyboard-interrupt", "rejection_sample",
          'raise KeyboardInterrupt("pressed by the student")', RS, ("failed", "error"),
-         r"KeyboardInterrupt: pressed by the student"),
+         r"KeyboardInterrupt: pressed by the student",
+         k=AROUND_THE_DEATH),
     # -- time, memory, processes, native crashes, output --
     # The first call waits out the limit; the function's later calls in the check fail at once.
     Case("function-hang-ignoring-signals", "rejection_sample", "_ol_spin()", RS, ("timeout",),
-         rf"rejection_sample\(.*\) {HUNG}"),
+         rf"rejection_sample\(.*\) {HUNG}",
+         k=AROUND_THE_DEATH),
     # (Not in tinyllm/__init__.py: ol runs its own empty one; tests/hostile/test_what_runs.py.)
     Case("import-hang-ignoring-signals", "import", "_ol_spin()", TESTS, ("timeout",),
          r"importing tinyllm\.prob\.rejection did not finish within 6 s",
@@ -372,11 +394,14 @@ CASES = [
          r"the calls of this test did not finish within 20 s in all \(stopped during "
          r"rejection_sample\(", limits={"test_timeout_s": 20.0}, k=NOT_SPECULATIVE),
     Case("function-memory-bomb-100gb", "rejection_sample", "bytearray(100 * 2**30)", RS,
-         ("failed", "error"), r"MemoryError"),
+         ("failed", "error"), r"MemoryError",
+         k=AROUND_THE_DEATH),
     Case("function-forks-50-sleepers", "rejection_sample", "_ol_fork_sleepers(50)", RS,
-         ("timeout",), rf"rejection_sample\(.*\) {HUNG}"),
+         ("timeout",), rf"rejection_sample\(.*\) {HUNG}",
+         k=AROUND_THE_DEATH),
     Case("function-segfault", "rejection_sample", "_ol_ctypes.string_at(0)", RS, ("crashed",),
-         r"killed by SIGSEGV during rejection_sample\(.*a crash in native code"),
+         r"killed by SIGSEGV during rejection_sample\(.*a crash in native code",
+         k=AROUND_THE_DEATH),
     Case("function-floods-400mb", "rejection_sample", "_ol_flood()" + OFF_BY_ONE, TRIES_BUG,
          ("failed",), TRIES_MESSAGE, k=NOT_SPECULATIVE),
     # -- cheating: forged reports, patched pytest and harness, writes outside --
@@ -458,11 +483,18 @@ def selected(case: Case) -> tuple[str, ...]:
     return tuple(t for t in TESTS if not case.k or fnmatch.fnmatch(t, case.k))
 
 
-# A cut catalog never drops what a case judges: every affected test runs, and only an attack that
-# leaves the worker running (no exit, crash, hang, fork, or attack at import) is cut.
+# A cut catalog never drops what a case judges: every affected test runs; only an attack that
+# leaves the worker running (no exit, crash, hang, fork, or attack at import) loses more than
+# tests before its first call; after a death, a test of another function runs (and must pass).
 for _case in CASES:
     assert set(_case.affected) <= set(selected(_case)), _case.name
-    assert not _case.k or (_case.where in SIGNATURES and _case.affected != RS), _case.name
+    assert not _case.k or _case.where in SIGNATURES, _case.name
+    assert (_case.k == AROUND_THE_DEATH) == (_case.where == "rejection_sample"
+                                             and _case.affected == RS), _case.name
+    if _case.k == AROUND_THE_DEATH:
+        _ran = selected(_case)
+        _first = min(_ran.index(t) for t in _case.affected)
+        assert any(t not in _case.affected for t in _ran[_first:]), _case.name
 
 
 def hostile_source(reference: str, case: Case, token: str, plant: list[str],
