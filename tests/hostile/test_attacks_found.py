@@ -430,9 +430,12 @@ def test_frames_injected_on_the_reply_pipe_fail_closed(tmp_path):
             return _ol_real_rd(p, q)
         ''')
     report = tmp_path / "r.json"
-    run = check(tmp_path, ws, "--json", str(report))
+    # Every test but speculative_step's four ("test_" then not "sp"): the asserted ones all run,
+    # and those four add only more calls of the same three functions (the chi-square's many)
+    run = check(tmp_path, ws, "--json", str(report), "-k", "test_?[!p]*")
     assert run.rc == 1, run.text
     tests = outcomes_in(report)
+    assert not any(name.startswith("test_speculative_") for name in tests) and len(tests) == 16
     for name in ("test_hand_example", "test_accept_is_strict", "test_residual_is_a_distribution",
                  "test_residual_disjoint_supports_is_p"):
         assert tests[name]["outcome"] != "passed", tests[name]
