@@ -430,9 +430,12 @@ def test_frames_injected_on_the_reply_pipe_fail_closed(tmp_path):
             return _ol_real_rd(p, q)
         ''')
     report = tmp_path / "r.json"
-    run = check(tmp_path, ws, "--json", str(report))
+    # Every test but speculative_step's four ("test_" then not "sp"): the asserted ones all run,
+    # and those four add only more calls of the same three functions (the chi-square's many)
+    run = check(tmp_path, ws, "--json", str(report), "-k", "test_?[!p]*")
     assert run.rc == 1, run.text
     tests = outcomes_in(report)
+    assert not any(name.startswith("test_speculative_") for name in tests) and len(tests) == 16
     for name in ("test_hand_example", "test_accept_is_strict", "test_residual_is_a_distribution",
                  "test_residual_disjoint_supports_is_p"):
         assert tests[name]["outcome"] != "passed", tests[name]
@@ -583,7 +586,9 @@ def test_a_daemon_that_clears_the_subreaper_flag_dies_with_the_worker(tmp_path):
 def test_a_submission_folder_named_with_escapes_is_shown_inert(tmp_path):
     subs = tmp_path / "subs"
     workspace(subs / "eve\x1b[2J\x1b[Hwins", "")
-    run = ol(tmp_path, "grade", "M07.6", str(subs), "--out", str(tmp_path / "out"), "--jobs", "1",
+    # M07.1: the folder's name is the attack, whatever module is graded; its catalog is the
+    # cheapest (about 0.3 s against M07.6's 1.7 s)
+    run = ol(tmp_path, "grade", "M07.1", str(subs), "--out", str(tmp_path / "out"), "--jobs", "1",
              "--timeout", "3")
     assert run.rc == 0, run.text
     assert "eve\\x1b[2J\\x1b[Hwins" in run.out
@@ -599,8 +604,10 @@ def test_a_hard_link_as_the_record_of_passes_is_not_written_through(tmp_path):
     ws = workspace(tmp_path / "ws", "")
     (ws / ".ol").mkdir()
     os.link(precious, ws / ".ol" / "passes.json")
-    run = check(tmp_path, ws)
+    # M07.1: a pass of any module is recorded the same way (a whole catalog that passed), and its
+    # catalog is the cheapest (about 0.3 s against M07.6's 1.7 s)
+    run = ol(tmp_path, "check", "M07.1", "--workspace", str(ws), "--timeout", "3")
     assert run.rc == 0, run.text
     assert precious.read_text() == "# a file of the repository\n"
     assert os.stat(precious).st_nlink == 1
-    assert "M07.6" in json.loads((ws / ".ol" / "passes.json").read_text())
+    assert "M07.1" in json.loads((ws / ".ol" / "passes.json").read_text())

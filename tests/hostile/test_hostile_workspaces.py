@@ -17,11 +17,16 @@ before and after cannot be disturbed by someone editing the repository meanwhile
 repository is never at risk. Per case the test asserts: the affected tests' outcomes and messages,
 that every other test passed (the rest of the catalog is still graded), the exit code, the three
 reports (written by the parent after the run: they say fail, whatever the student forged), the
-wall time; for the whole suite: no process the student's code started survives (each hostile
-module names its processes with a marker, found by a scan of ``/proc``), nothing of the harness
-copy changed (hashed before and after), nothing was planted in the real repository, in /tmp,
-HOME or site-packages, no forged file or temporary directory is left, no orphan came back to this
-process, and the total time is bounded.
+wall time. The whole catalog runs for the correct copy and an attack at import (every test is
+affected); a function that exits, crashes, hangs, forks or bombs runs every test that reaches it
+and one of another function graded after the worker died (``AROUND_THE_DEATH``); an attack on
+what one function returns, writes or prints runs every test but speculative_step's four, which
+cannot see it (``NOT_SPECULATIVE``). For the whole suite: no
+process the student's code started survives (each hostile module names its processes with a
+marker, found by a scan of ``/proc``), nothing of the harness copy changed (hashed before and
+after), nothing was planted in the real repository, in /tmp, HOME or site-packages, no forged
+file or temporary directory is left, no orphan came back to this process, and the total time is
+bounded.
 
 The cases that must not run without the sandbox (writes outside the worker's directory, killing
 the parent) are skipped unless the worker runs as root in its own namespaces. Longer than 400
@@ -33,11 +38,13 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import dataclasses
+import fnmatch
 import hashlib
 import json
 import os
 import re
 import secrets
+import shlex
 import shutil
 import subprocess
 import sys
@@ -78,6 +85,35 @@ RD = ("test_hand_example", "test_residual_is_a_distribution", "test_residual_whe
       "test_residual_disjoint_supports_is_p", "test_residual_sum_is_ascending", *VALID_PAIRS)
 RA = ("test_hand_example", "test_accept_is_strict", "test_accept_always_when_target_dominates",
       "test_acceptance_rate_matches_acceptance_probability", "test_arguments_are_never_modified")
+# Where the catalog is cut (``Case.k``): every test but the four of speculative_step. In every
+# hostile workspace speculative_step keeps calling the correct functions (``hostile_source``
+# renames its calls), so an attack on one function's answers, writes or prints, which never
+# stops the worker, cannot reach those four: they would pass as in the correct copy, which runs
+# them. They are 0.9 s of the catalog's 1.6 s (the chi-square and the exact output distribution),
+# and without them the parent never imports scipy: about 1.2 CPU s less per such case. Every
+# affected test of such a case still runs (asserted below CASES), and so does every other test
+# that calls the attacked function. A partial run with a failure still exits 1, verdict fail.
+NOT_SPECULATIVE = "test_?[!p]*"  # ``ol check -k``: a shell pattern, "test_" then not "sp..."
+SPECULATIVE = tuple(t for t in TESTS if t.startswith("test_speculative_"))
+assert len(SPECULATIVE) == 4 and [t for t in TESTS if fnmatch.fnmatch(t, NOT_SPECULATIVE)] == [
+    t for t in TESTS if t not in SPECULATIVE]
+# Where the catalog is cut for a sabotage of rejection_sample that stops the worker (it exits,
+# crashes, hangs, forks or bombs; ``affected`` is RS): every test that reaches rejection_sample
+# (RS; the first is test_shapes_and_distributions_are_checked), the tests of the other functions
+# before it that share its "re" (the residual's, one of rejection_accept), and, after the first
+# death, test_speculative_rejects_bad_drafts: a test of another function, graded on the worker
+# started again, which must pass (what the rest of the catalog shows after a death, asserted
+# below CASES). Not run: the tests before any attack ran (the correct copy runs them under the
+# same limits) and three more speculative tests after the death, among them the chi-square and
+# the exact output law (0.9 s of the catalog's 1.6 s): about 1.2 CPU s less per case, 7 cases.
+AROUND_THE_DEATH = "*re*_*"  # ``ol check -k``: a shell pattern
+assert [t for t in TESTS if fnmatch.fnmatch(t, AROUND_THE_DEATH)] == [
+    "test_accept_rejects_bad_arguments", "test_residual_is_a_distribution",
+    "test_residual_when_p_equals_q", "test_residual_disjoint_supports_is_p",
+    "test_residual_sum_is_ascending", "test_shapes_and_distributions_are_checked",
+    "test_speculative_rejects_bad_drafts", "test_rejection_sample_first_try_enumerated",
+    "test_rejection_sample_tries_are_geometric", "test_rejection_sample_draw_order",
+    "test_rejection_sample_checks_the_envelope", "test_arguments_are_never_modified"]
 # The bug that comes with a cheating attack: tries counted from 0 (pitfall 12, as mutant s18).
 TRIES_BUG = ("test_rejection_sample_tries_are_geometric", "test_rejection_sample_draw_order",
              "test_rejection_sample_checks_the_envelope")
@@ -321,6 +357,7 @@ class Case:
     sandbox: bool = False  # run only where the worker is sandboxed and contained (as root)
     links: tuple[tuple[str, str], ...] = ()  # (path under python/tinyllm, where it points)
     setup_error: str = ""  # a regex for ``ol check``'s one-line error (exit 2, no report)
+    k: str = ""  # ``ol check -k``: "" the whole catalog, NOT_SPECULATIVE or AROUND_THE_DEATH
 
 
 CASES = [
@@ -332,17 +369,21 @@ CASES = [
          r"did not import: importing tinyllm\.prob\.rejection raised SystemExit\(0\); a module "
          "must not exit"),
     Case("function-os-exit", "rejection_sample", "_ol_os._exit(0)", RS, ("crashed",),
-         r"exited with code 0 during rejection_sample\(.*did the code call os\._exit"),
+         r"exited with code 0 during rejection_sample\(.*did the code call os\._exit",
+         k=AROUND_THE_DEATH),
     Case("function-system-exit", "rejection_sample", "raise SystemExit(0)", RS, ("crashed",),
          r"rejection_sample\(.*\) tried to exit the interpreter \(SystemExit: 0\); a function "
-         "must return or raise"),
+         "must return or raise",
+         k=AROUND_THE_DEATH),
     Case("function-keyboard-interrupt", "rejection_sample",
          'raise KeyboardInterrupt("pressed by the student")', RS, ("failed", "error"),
-         r"KeyboardInterrupt: pressed by the student"),
+         r"KeyboardInterrupt: pressed by the student",
+         k=AROUND_THE_DEATH),
     # -- time, memory, processes, native crashes, output --
     # The first call waits out the limit; the function's later calls in the check fail at once.
     Case("function-hang-ignoring-signals", "rejection_sample", "_ol_spin()", RS, ("timeout",),
-         rf"rejection_sample\(.*\) {HUNG}"),
+         rf"rejection_sample\(.*\) {HUNG}",
+         k=AROUND_THE_DEATH),
     # (Not in tinyllm/__init__.py: ol runs its own empty one; tests/hostile/test_what_runs.py.)
     Case("import-hang-ignoring-signals", "import", "_ol_spin()", TESTS, ("timeout",),
          r"importing tinyllm\.prob\.rejection did not finish within 6 s",
@@ -351,19 +392,22 @@ CASES = [
     Case("function-slow-calls", "rejection_sample", "if m == 3.0:\n    _ol_time.sleep(0.5)",
          ("test_rejection_sample_tries_are_geometric",), ("timeout",),
          r"the calls of this test did not finish within 20 s in all \(stopped during "
-         r"rejection_sample\(", limits={"test_timeout_s": 20.0}),
+         r"rejection_sample\(", limits={"test_timeout_s": 20.0}, k=NOT_SPECULATIVE),
     Case("function-memory-bomb-100gb", "rejection_sample", "bytearray(100 * 2**30)", RS,
-         ("failed", "error"), r"MemoryError"),
+         ("failed", "error"), r"MemoryError",
+         k=AROUND_THE_DEATH),
     Case("function-forks-50-sleepers", "rejection_sample", "_ol_fork_sleepers(50)", RS,
-         ("timeout",), rf"rejection_sample\(.*\) {HUNG}"),
+         ("timeout",), rf"rejection_sample\(.*\) {HUNG}",
+         k=AROUND_THE_DEATH),
     Case("function-segfault", "rejection_sample", "_ol_ctypes.string_at(0)", RS, ("crashed",),
-         r"killed by SIGSEGV during rejection_sample\(.*a crash in native code"),
+         r"killed by SIGSEGV during rejection_sample\(.*a crash in native code",
+         k=AROUND_THE_DEATH),
     Case("function-floods-400mb", "rejection_sample", "_ol_flood()" + OFF_BY_ONE, TRIES_BUG,
-         ("failed",), TRIES_MESSAGE),
+         ("failed",), TRIES_MESSAGE, k=NOT_SPECULATIVE),
     # -- cheating: forged reports, patched pytest and harness, writes outside --
     Case("forge-reports-and-patch-pytest", "rejection_sample",
          "_ol_forge()\n_ol_patch_pytest()" + OFF_BY_ONE, TRIES_BUG, ("failed",), TRIES_MESSAGE,
-         at_import="_ol_forge()\n_ol_patch_pytest()", sandbox=True),
+         at_import="_ol_forge()\n_ol_patch_pytest()", sandbox=True, k=NOT_SPECULATIVE),
     Case("init-patches-harness-modules", "residual_distribution",
          "if isinstance(p, _ol_np.ndarray) and _ol_np.array_equal(result, p):\n    result = p",
          ("test_residual_when_p_equals_q",), ("failed",),
@@ -385,37 +429,40 @@ CASES = [
                          setattr(module, attr, lambda *args, **kwargs: True)
                      if attr == "_checker":
                          setattr(module, attr, lambda *args, **kwargs: (lambda value: True))
-             ''')),
+             '''), k=NOT_SPECULATIVE),
     Case("reach-outside-the-worker-directory", "rejection_sample",
          "read, could = _ol_reach_out()\nif read or could or _OL_AT_IMPORT[0] or _OL_AT_IMPORT[1]:\n"
          "    raise RuntimeError(f'could read {read} {_OL_AT_IMPORT[0]} or write {could} "
          "{_OL_AT_IMPORT[1]}')" + OFF_BY_ONE,
          TRIES_BUG, ("failed",), TRIES_MESSAGE, at_import="_OL_AT_IMPORT = _ol_reach_out()",
-         sandbox=True),
+         sandbox=True, k=NOT_SPECULATIVE),
     Case("kill-the-parent", "rejection_sample", "_ol_kill_everyone()" + OFF_BY_ONE, TRIES_BUG,
-         ("failed",), TRIES_MESSAGE, sandbox=True),
+         ("failed",), TRIES_MESSAGE, sandbox=True, k=NOT_SPECULATIVE),
     # -- objects that lie, arguments changed or shared --
     Case("float-subclass-always-equal", "acceptance_probability", "result = AlwaysEqual(result)",
          AP, ("failed",), r"returned an object of class tinyllm\.prob\.rejection\.AlwaysEqual "
-         r"where the contract promises float"),
+         r"where the contract promises float", k=NOT_SPECULATIVE),
     Case("ndarray-subclass", "residual_distribution", "result = result.view(AgreeableArray)",
          RD, ("failed",), r"returned an object of class tinyllm\.prob\.rejection\.AgreeableArray "
-         r"where the contract promises float64\[\]"),
+         r"where the contract promises float64\[\]", k=NOT_SPECULATIVE),
     Case("numpy-scalar-of-the-wrong-kind", "rejection_accept", "result = _ol_np.int64(result)",
-         RA, ("failed",), r"returned a numpy\.int64 where the contract promises bool"),
+         RA, ("failed",), r"returned a numpy\.int64 where the contract promises bool",
+         k=NOT_SPECULATIVE),
     Case("list-for-an-array", "residual_distribution", "result = result.tolist()", RD,
-         ("failed",), r"returned a list of \(a float.*where the contract promises float64\[\]"),
+         ("failed",), r"returned a list of \(a float.*where the contract promises float64\[\]",
+         k=NOT_SPECULATIVE),
     # A wrong value, not a wrong type: the tests that only compare argument kinds cannot see it.
     Case("nan-for-a-probability", "acceptance_probability", "result = float('nan')",
          tuple(t for t in AP if t not in VALID_PAIRS),
-         ("failed", "error"), r"(?i)\bnan\b"),
+         ("failed", "error"), r"(?i)\bnan\b", k=NOT_SPECULATIVE),
     Case("modifies-its-arguments", "residual_distribution",
          "if isinstance(p, list):\n    p.reverse()\nelse:\n    p[...] = p[::-1].copy()", RD,
-         ("failed",), r"residual_distribution\(.*\) modified argument 1 in place"),
+         ("failed",), r"residual_distribution\(.*\) modified argument 1 in place", k=NOT_SPECULATIVE),
     Case("returns-the-callers-array", "residual_distribution",
          "if isinstance(p, _ol_np.ndarray) and _ol_np.array_equal(result, p):\n    result = p",
          ("test_residual_when_p_equals_q",), ("failed",),
-         r"residual_distribution\(.*\) returned an object that shares memory with an argument"),
+         r"residual_distribution\(.*\) returned an object that shares memory with an argument",
+         k=NOT_SPECULATIVE),
     # -- the workspace itself: ol reads and copies it in its own process, before any isolation --
     Case("module-is-a-link-to-dev-zero", "none", "", (), (), "",
          links=(("prob/rejection.py", "/dev/zero"),),
@@ -429,6 +476,25 @@ CASES = [
 ]
 BY_NAME = {c.name: c for c in CASES}
 assert len(BY_NAME) == len(CASES)
+
+
+def selected(case: Case) -> tuple[str, ...]:
+    """The tests ``case``'s check runs, in the catalog's order."""
+    return tuple(t for t in TESTS if not case.k or fnmatch.fnmatch(t, case.k))
+
+
+# A cut catalog never drops what a case judges: every affected test runs; only an attack that
+# leaves the worker running (no exit, crash, hang, fork, or attack at import) loses more than
+# tests before its first call; after a death, a test of another function runs (and must pass).
+for _case in CASES:
+    assert set(_case.affected) <= set(selected(_case)), _case.name
+    assert not _case.k or _case.where in SIGNATURES, _case.name
+    assert (_case.k == AROUND_THE_DEATH) == (_case.where == "rejection_sample"
+                                             and _case.affected == RS), _case.name
+    if _case.k == AROUND_THE_DEATH:
+        _ran = selected(_case)
+        _first = min(_ran.index(t) for t in _case.affected)
+        assert any(t not in _case.affected for t in _ran[_first:]), _case.name
 
 
 def hostile_source(reference: str, case: Case, token: str, plant: list[str],
@@ -592,6 +658,8 @@ class Suite:
         args = ["check", "M07.6", "--workspace", str(ws), "--timeout", str(CALL_TIMEOUT_S),
                 "--json", str(reports / "check.json"), "--junit", str(reports / "check.xml"),
                 "--gradescope", str(reports / "results.json")]
+        if case.k:
+            args += ["-k", case.k]
         if case.limits:
             limits = {"call_timeout_s": CALL_TIMEOUT_S, **case.limits}
             command = [sys.executable, "-c", DRIVER, json.dumps(limits), *args]
@@ -674,7 +742,7 @@ def test_the_check_ends_with_the_right_outcomes(suite: Suite, case: str) -> None
         return
     assert run.returncode == (0 if case == "correct" else 1), context
     tests = outcomes(run)
-    assert tuple(tests) == TESTS, "the whole catalog is graded, in order"
+    assert tuple(tests) == selected(spec), "the catalog (or all of NOT_SPECULATIVE) is graded, in order"
     for name, test in tests.items():
         if name in spec.affected:
             assert test["outcome"] in spec.outcomes, (name, test)
@@ -706,24 +774,38 @@ def test_the_reports_are_the_parents(suite: Suite, case: str) -> None:
         for path in run.reports.iterdir():
             assert token not in path.read_text(errors="replace"), path
         return
+    spec = BY_NAME[case]
+    ran = len(selected(spec))  # the whole catalog, or all but speculative_step's (NOT_SPECULATIVE)
     failing = sum(1 for t in outcomes(run).values() if t["outcome"] != "passed")
     data = json.loads((run.reports / "check.json").read_text())
     verdict = "pass" if case == "correct" else "fail"
     assert (data["verdict"], data["failed"], data["passed"] + data["failed"]) == (
-        verdict, failing, len(TESTS))
+        verdict, failing, ran)
+    assert data["not_run"] == len(TESTS) - ran
     junit = ET.parse(run.reports / "check.xml").getroot()
     assert int(junit.get("failures")) + int(junit.get("errors")) == failing
-    assert int(junit.get("tests")) == len(TESTS)
+    assert int(junit.get("tests")) == ran
     gradescope = json.loads((run.reports / "results.json").read_text())
     passing = [t for t in gradescope["tests"] if t["status"] == "passed"]
-    assert len(passing) == len(TESTS) - failing and len(gradescope["tests"]) == len(TESTS)
+    assert len(passing) == ran - failing and len(gradescope["tests"]) == ran
     assert gradescope["score"] == sum(t["score"] for t in passing) == sum(t["max_score"] for t in passing)
-    assert gradescope["max_score"] == sum(t["max_score"] for t in gradescope["tests"])
+    if spec.k:  # a partial run: out of the module's whole score, its tests' points sum to less
+        assert sum(t["max_score"] for t in gradescope["tests"]) == sum(
+            data["points"][t] for t in selected(spec))
+        assert gradescope["max_score"] == sum(data["points"].values())
+    else:
+        assert gradescope["max_score"] == sum(t["max_score"] for t in gradescope["tests"])
     for path in run.reports.iterdir():
         assert token not in path.read_text(errors="replace"), path
-    summary = (f"M07.6: {len(TESTS) - failing} passed, {failing} failed, score "
-               f"{gradescope['score']}/{gradescope['max_score']} (verdict: {verdict})")
-    assert summary in run.stdout
+    if spec.k:  # (a line that long is wrapped: compared with its whitespace joined)
+        summary = (f"M07.6: {ran - failing} passed, {failing} failed, {len(TESTS) - ran} not run "
+                   f"(-k {shlex.quote(spec.k)}), score {gradescope['score']}/"
+                   f"{gradescope['max_score']} (partial run; verdict: {verdict})")
+        assert summary in " ".join(run.stdout.split()), run.stdout[-2000:]
+    else:
+        summary = (f"M07.6: {len(TESTS) - failing} passed, {failing} failed, score "
+                   f"{gradescope['score']}/{gradescope['max_score']} (verdict: {verdict})")
+        assert summary in run.stdout
     assert "(verdict: pass)" not in run.stdout or case == "correct"
     # What the student printed is shown under its failure, quoted ("| ...", escaped), never as a
     # line of ol's own: a forged pytest summary appears only there.

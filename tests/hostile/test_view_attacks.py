@@ -374,12 +374,19 @@ def test_a_workspace_that_finds_the_reference_by_one_route_does_not_pass(tmp_pat
     call to the reference or a hidden alternative found there. It must pass no more than a
     workspace that implements nothing."""
     ws = workspace(tmp_path / f"ws-{tok()}", DELEGATE_DOC, DELEGATE.format(routes=[route]))
-    run, data = check(tmp_path, ws)
+    # Only the two hand-example tests: the route is tried once, at the import (every call of
+    # the check forwards to what it found), so the catalog only judges what was found. Any
+    # correct implementation passes these two (they call every function but rejection_sample)
+    # and the workspace that implements nothing fails both, so a found implementation shows
+    # as extra passes here as in the whole catalog (the every-route tests below run all of it).
+    run, data = check(tmp_path, ws, "-k", "hand_example")
+    ran = {t["name"] for t in data.get("tests", [])}
+    assert len(ran) == 2 and not ran & nothing_passes, (ran, nothing_passes)
     extra = passed_tests(data) - nothing_passes
     assert run.rc == 1 and not extra, (
         f"route {route}: the workspace that only forwards to ol's own code passed "
-        f"{data.get('passed')} of {TESTS} tests (exit {run.rc}): a correct implementation was "
-        "readable")
+        f"{data.get('passed')} of the {len(ran)} tests run (exit {run.rc}): a correct "
+        "implementation was readable")
     assert any("OLVIEW-NOT-FOUND" in m for m in messages(data)), run.text[-3000:]
 
 
@@ -550,9 +557,17 @@ def mine(tmp: Path, suite_files: dict[str, str]) -> tuple[Ol, dict]:
 def mine_probe(tmp: Path, token: str) -> dict:
     """The probe suite under ``ol tests --mine``: each probe's report from the first run on a
     correct implementation (``view``, ``exfiltrate``, ``identity``, ``cross_run``), those of every
-    such run (``NAME_all``), and the run itself (``run``, ``data``)."""
+    such run (``NAME_all``), and the run itself (``run``, ``data``).
+
+    The cheating suite's test (``mine_cheat.py``) is a second file of the same suite: a run of
+    ``--mine`` costs about 0.3 CPU s per implementation (71) whatever its suite holds, and both
+    tests fail on correct code, so each runs on every implementation either way; one run instead
+    of two saves about 22 CPU s. ol judges each test on its own (a mutant is caught only by a test
+    that passed on every correct implementation), and the cheating test is judged by its own entry
+    of the report (``test_a_mine_suite_that_only_compares_with_ol_s_files_catches_nothing``)."""
     config = view_config(token, tmp, Path(os.environ.get("TMPDIR", "/tmp")))
     run, data = mine(tmp, {"test_probe.py": (DATA / "mine_probe.py").read_text(),
+                           "test_cheat.py": (DATA / "mine_cheat.py").read_text(),
                            "olsnoop.py": SNOOP.read_text(),
                            "olv_config.py": f"import json\nCONFIG = json.loads({json.dumps(config)!r})\n"})
     by_test: dict[str, list[str]] = {}
@@ -577,17 +592,26 @@ def mine_probes(tmp_path_factory) -> dict:
     return reports
 
 
-def test_a_mine_suite_that_only_compares_with_ol_s_files_catches_nothing(tmp_path):
-    """The suite's one test reads the reference and the hidden alternatives from ol's checkout
+CHEAT = "test_cheat.py::test_the_implementation_is_one_ol_knows_to_be_correct"
+
+
+def test_a_mine_suite_that_only_compares_with_ol_s_files_catches_nothing(mine_probes):
+    """The suite's test reads the reference and the hidden alternatives from ol's checkout
     (any route) and passes exactly when the implementation under test has their bytecode: with
-    the checkout in reach it "catches" every mutant; without, it fails on correct code."""
-    run, data = mine(tmp_path, {"test_cheat.py": (DATA / "mine_cheat.py").read_text(),
-                                "olsnoop.py": SNOOP.read_text()})
+    the checkout in reach it "catches" every mutant; without, it fails on correct code.
+
+    It runs in the probe suite's ``--mine`` run (``mine_probe``), beside the probe test, which
+    fails everywhere and so is never trusted and catches nothing: the score is this test's alone,
+    and WRONG is asked of this test by name."""
+    run, data = mine_probes["run"], mine_probes["data"]
     assert data["score"] == 0, (
         f"a suite that reads ol's checkout instead of testing behaviour scored {data['score']} of "
         f"{data['max_score']}\n{run.out[:1500]}")
+    cheat = [t for t in data["tests"] if t["test"].endswith(CHEAT)]
+    assert len(cheat) == 1 and not cheat[0]["trusted"] and cheat[0]["catches"] == [], cheat
     wrong = [t["test"] for t in data.get("wrong_tests", [])]
-    assert data["verdict"] != "pass" and (wrong or not data["runs_on_correct"]), (
+    assert data["verdict"] != "pass" and (any(t.endswith(CHEAT) for t in wrong)
+                                          or not data["runs_on_correct"]), (
         f"the cheating test must be WRONG (it fails on correct code without ol's files): {wrong}")
     assert run.rc == 1
 

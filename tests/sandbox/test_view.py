@@ -178,7 +178,10 @@ def test_grade_and_gate_record_and_warn_of_a_partial_sandbox(tmp_path):
     ws = tmp_path / "subs" / "kate"
     shutil.copytree(REPO_ROOT / "reference" / "python", ws / "python",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    done = _without_user_namespaces(["grade", "M07.6", str(tmp_path / "subs"), "--out",
+    # M07.1: what is judged is the gradebook's record of the sandbox, not a catalog's verdicts,
+    # and its catalog is the cheapest (about 0.3 s against M07.6's 1.7 s; the gate below runs
+    # M07.6 anyway)
+    done = _without_user_namespaces(["grade", "M07.1", str(tmp_path / "subs"), "--out",
                                      str(tmp_path / "book"), "--seed", "public", "--jobs", "1"])
     assert done.returncode == 0, done.stderr
     assert "ran in a partial sandbox" in done.stderr

@@ -277,9 +277,23 @@ def _from_git(base: str) -> str:
     return text if "def rejection_sample" in text else ""
 
 
+_SEARCHED: dict = {}
+
+
 def find_correct(routes=None, budget_s: float = 6.0):
     """A correct implementation's source (the reference, or one of ol's hidden alternatives)
-    found through ``routes``: ``(found, text, tried)``, ``found`` a small dict or None."""
+    found through ``routes``: ``(found, text, tried)``, ``found`` a small dict or None.
+
+    Searched once per process and routes: the ``--mine`` suite's cheating test and its
+    exfiltration probe, two tests of one run (one process, one sandbox), share the search, which
+    is most of what either costs (about 0.15 CPU s, times 71 implementations)."""
+    key = (tuple(routes or ROUTES), budget_s)
+    if key not in _SEARCHED:
+        _SEARCHED[key] = _search(routes, budget_s)
+    return _SEARCHED[key]
+
+
+def _search(routes, budget_s: float):
     deadline = time.monotonic() + budget_s
     tried: dict[str, object] = {}
     seen: set[tuple[int, int]] = set()
