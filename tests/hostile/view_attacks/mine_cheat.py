@@ -25,7 +25,8 @@ def _prints(namespace: dict, name: str) -> dict:
     found = {}
     for key, value in namespace.items():
         if isinstance(value, types.FunctionType) and value.__module__ == name:
-            found[key] = _fingerprint(value.__code__)
+            # Through any wrapper the runner put around it (``functools.wraps``: ``__wrapped__``)
+            found[key] = _fingerprint(inspect.unwrap(value).__code__)
         elif isinstance(value, int | float | str | tuple) and not key.startswith("__"):
             found[key] = repr(value)
     return found
