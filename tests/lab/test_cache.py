@@ -104,23 +104,24 @@ def keys(tmp_path, monkeypatch, digests) -> Keys:
 
 
 @pytest.fixture(scope="module")
-def primed(digests, tmp_path_factory) -> Path:
-    """A cache folder as one ``lab()`` (public cases, the checkout's mutants) leaves it, filled
-    once for the file: the tests that start from a full cache copy it (``filled``)."""
+def priming(digests, tmp_path_factory) -> tuple[Path, LabResult]:
+    """One ``lab()`` (public cases, the checkout's mutants) into an empty cache folder, once for
+    the file: the folder as it leaves it, which the tests that start from a full cache copy
+    (``filled``), and the lab it returned (what a first run says it took and ran)."""
     folder = tmp_path_factory.mktemp("primed") / "cache"
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("OL_NO_CACHE", raising=False)
         mp.setenv("OL_CACHE_DIR", str(folder))
         Keys(mp, digests)
-        lab()
-    return folder
+        first = lab()
+    return folder, first
 
 
 @pytest.fixture
-def filled(keys, primed, tmp_path) -> None:
+def filled(keys, priming, tmp_path) -> None:
     """The test's cache folder (``keys``'s) holds what one ``lab()`` wrote, as if the test had
-    run it first: a copy of ``primed``."""
-    shutil.copytree(primed, tmp_path / "cache")
+    run it first: a copy of ``priming``'s folder."""
+    shutil.copytree(priming[0], tmp_path / "cache")
 
 
 @pytest.fixture
@@ -158,9 +159,12 @@ def reached(result: LabResult) -> int:
 
 
 @pytest.fixture(scope="module")
-def uncached() -> LabResult:
-    """The module's lab without the cache (the session turns it off), for comparison."""
-    return run_lab(LabRequest(MODULE, jobs=2))
+def uncached(module_lab) -> LabResult:
+    """The module's lab with every cell run, none read from a cache, for comparison: the
+    session's ``run_lab(LabRequest(MODULE, jobs=2))`` (tests/conftest.py's ``module_lab``, which
+    writes its cells to a folder of the session's own and reads none), shared with the tests of
+    the lab's verdicts when they run in this process."""
+    return module_lab(MODULE)
 
 
 @pytest.fixture(scope="module")
@@ -173,8 +177,8 @@ def uncached_seed_7() -> LabResult:
 
 @pytest.mark.slow
 def test_a_rerun_with_nothing_changed_runs_no_cell_and_gives_the_same_matrix(
-        keys, ran, uncached, tmp_path):
-    first = lab()
+        keys, priming, filled, ran, uncached, tmp_path):
+    first = priming[1]  # lab() into an empty folder: ``filled`` is what it wrote there
     assert first.reuse["cells_cached"] == 0 and first.reuse["cells_run"] == reached(first) > 0
     assert first.reuse["reference_run"] == len(first.tests)
     ran.clear()
@@ -217,11 +221,12 @@ def test_adding_a_mutant_runs_its_row_and_nothing_else(keys, library, ran, uncac
 
 
 @pytest.mark.slow
-def test_a_mutant_whose_text_changed_runs_again(keys, library, ran, tmp_path):
+def test_a_mutant_whose_text_changed_runs_again(keys, filled, library, ran, tmp_path):
     """The mutant's applied text is in its key: a mutant whose edit changed under the same id is
     not its old row (the test fails when the key leaves the text out)."""
-    lab()
+    # ``filled``: the cache as a first lab() of these mutants (``library`` is their copy) leaves it.
     rows = {r.mutant.id: r for r in lab().rows}
+    assert ran == []  # every row from the cache
     # x.toml takes the edits of another mutant of the same function that other tests kill.
     a, b = next((a, b) for a in rows.values() for b in rows.values()
                 if a.mutant.function == b.mutant.function and a.killed_by != b.killed_by)
