@@ -113,33 +113,67 @@ def pytest_unconfigure(config) -> None:
 
 
 @pytest.fixture(scope="session")
-def real_lab():
-    """One real ``run_lab("M07.6")`` shared by every test that needs the whole kill matrix."""
-    from harness.engine.requests import LabRequest
+def lab_cache(tmp_path_factory):
+    """``lab_cache(request)``: ``run_lab(request)`` with the lab's cache in a folder of the session's
+    own (the session turns the cache off everywhere else). ``real_lab`` and ``module_lab`` run
+    with ``cache="fresh"``: every cell run, as without a cache, and stored, so that a later
+    ``exhaustive`` lab with ``cache="use"`` (``exhaustive_lab``) runs only the cells they did not."""
     from harness.lab.engine import run_lab
 
-    return run_lab(LabRequest("M07.6", jobs=2))
+    folder = tmp_path_factory.mktemp("lab-cache")
+
+    def run(request):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.delenv("OL_NO_CACHE", raising=False)
+            mp.setenv("OL_CACHE_DIR", str(folder))
+            return run_lab(request)
+
+    return run
 
 
 @pytest.fixture(scope="session")
-def module_lab(request):
+def real_lab(lab_cache):
+    """One real ``run_lab("M07.6")`` shared by every test that needs the whole kill matrix (every
+    cell run: ``cache="fresh"`` only writes the cells down, see ``lab_cache``)."""
+    from harness.engine.requests import LabRequest
+
+    return lab_cache(LabRequest("M07.6", jobs=2, cache="fresh"))
+
+
+@pytest.fixture(scope="session")
+def module_lab(request, lab_cache):
     """``module_lab(module_id)``: one real ``run_lab`` per course module for the whole session.
 
     Each module's lab runs the first time a test asks for it (deselected modules cost nothing);
-    M07.6's is ``real_lab`` itself, so the suite never runs a module's lab twice.
+    M07.6's is ``real_lab`` itself, so the suite never runs a module's lab twice. Every cell is
+    run (``cache="fresh"``) and written to the session's cache (``lab_cache``).
     """
     from harness.engine.requests import LabRequest
-    from harness.lab.engine import run_lab
 
     labs = {}
 
     def lab_of(module_id: str):
         if module_id not in labs:
             labs[module_id] = (request.getfixturevalue("real_lab") if module_id == "M07.6"
-                               else run_lab(LabRequest(module_id, jobs=2)))
+                               else lab_cache(LabRequest(module_id, jobs=2, cache="fresh")))
         return labs[module_id]
 
     return lab_of
+
+
+@pytest.fixture(scope="session")
+def exhaustive_lab(module_lab, lab_cache):
+    """``exhaustive_lab(module_id)``: ``run_lab(exhaustive=True)`` of the module after its
+    ``module_lab``, with the session's cache: the cells ``module_lab`` ran come from the cache
+    (the same cells, keyed by everything that decides them), and every cell it did not run
+    (``not_run``) is run now. ``reuse`` says how many of each."""
+    from harness.engine.requests import LabRequest
+
+    def full(module_id: str):
+        module_lab(module_id)
+        return lab_cache(LabRequest(module_id, jobs=2, exhaustive=True, cache="use"))
+
+    return full
 
 
 @pytest.fixture(scope="module")

@@ -104,23 +104,24 @@ def keys(tmp_path, monkeypatch, digests) -> Keys:
 
 
 @pytest.fixture(scope="module")
-def primed(digests, tmp_path_factory) -> Path:
-    """A cache folder as one ``lab()`` (public cases, the checkout's mutants) leaves it, filled
-    once for the file: the tests that start from a full cache copy it (``filled``)."""
+def priming(digests, tmp_path_factory) -> tuple[Path, LabResult]:
+    """One ``lab()`` (public cases, the checkout's mutants) into an empty cache folder, once for
+    the file: the folder as it leaves it, which the tests that start from a full cache copy
+    (``filled``), and the lab it returned (what a first run says it took and ran)."""
     folder = tmp_path_factory.mktemp("primed") / "cache"
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("OL_NO_CACHE", raising=False)
         mp.setenv("OL_CACHE_DIR", str(folder))
         Keys(mp, digests)
-        lab()
-    return folder
+        first = lab()
+    return folder, first
 
 
 @pytest.fixture
-def filled(keys, primed, tmp_path) -> None:
+def filled(keys, priming, tmp_path) -> None:
     """The test's cache folder (``keys``'s) holds what one ``lab()`` wrote, as if the test had
-    run it first: a copy of ``primed``."""
-    shutil.copytree(primed, tmp_path / "cache")
+    run it first: a copy of ``priming``'s folder."""
+    shutil.copytree(priming[0], tmp_path / "cache")
 
 
 @pytest.fixture
@@ -129,6 +130,14 @@ def library(tmp_path, monkeypatch) -> Path:
     shutil.copytree(mutants_mod.mutants_dir(), tmp_path / "mutants")
     monkeypatch.setattr(mutants_mod, "mutants_dir", lambda: tmp_path / "mutants")
     return tmp_path / "mutants" / MODULE
+
+
+def keep_only(folder: Path, count: int) -> list[str]:
+    """Leave the first ``count`` mutants (by id) of a library copy's module ``folder``."""
+    mutants = sorted(folder.glob("*.toml"))
+    for path in mutants[count:]:
+        path.unlink()
+    return [p.stem for p in mutants[:count]]
 
 
 @pytest.fixture
@@ -158,9 +167,12 @@ def reached(result: LabResult) -> int:
 
 
 @pytest.fixture(scope="module")
-def uncached() -> LabResult:
-    """The module's lab without the cache (the session turns it off), for comparison."""
-    return run_lab(LabRequest(MODULE, jobs=2))
+def uncached(module_lab) -> LabResult:
+    """The module's lab with every cell run, none read from a cache, for comparison: the
+    session's ``run_lab(LabRequest(MODULE, jobs=2))`` (tests/conftest.py's ``module_lab``, which
+    writes its cells to a folder of the session's own and reads none), shared with the tests of
+    the lab's verdicts when they run in this process."""
+    return module_lab(MODULE)
 
 
 @pytest.fixture(scope="module")
@@ -173,8 +185,8 @@ def uncached_seed_7() -> LabResult:
 
 @pytest.mark.slow
 def test_a_rerun_with_nothing_changed_runs_no_cell_and_gives_the_same_matrix(
-        keys, ran, uncached, tmp_path):
-    first = lab()
+        keys, priming, filled, ran, uncached, tmp_path):
+    first = priming[1]  # lab() into an empty folder: ``filled`` is what it wrote there
     assert first.reuse["cells_cached"] == 0 and first.reuse["cells_run"] == reached(first) > 0
     assert first.reuse["reference_run"] == len(first.tests)
     ran.clear()
@@ -217,11 +229,12 @@ def test_adding_a_mutant_runs_its_row_and_nothing_else(keys, library, ran, uncac
 
 
 @pytest.mark.slow
-def test_a_mutant_whose_text_changed_runs_again(keys, library, ran, tmp_path):
+def test_a_mutant_whose_text_changed_runs_again(keys, filled, library, ran, tmp_path):
     """The mutant's applied text is in its key: a mutant whose edit changed under the same id is
     not its old row (the test fails when the key leaves the text out)."""
-    lab()
+    # ``filled``: the cache as a first lab() of these mutants (``library`` is their copy) leaves it.
     rows = {r.mutant.id: r for r in lab().rows}
+    assert ran == []  # every row from the cache
     # x.toml takes the edits of another mutant of the same function that other tests kill.
     a, b = next((a, b) for a in rows.values() for b in rows.values()
                 if a.mutant.function == b.mutant.function and a.killed_by != b.killed_by)
@@ -347,7 +360,10 @@ def test_the_cache_stays_under_its_bound_least_recently_used_first(keys, filled,
 
 
 @pytest.mark.slow
-def test_an_unusable_cache_folder_means_no_cache_and_no_error(tmp_path, monkeypatch):
+def test_an_unusable_cache_folder_means_no_cache_and_no_error(library, tmp_path, monkeypatch):
+    # M06.3's first four mutants, not its 28: a lab that runs every cell it reaches, and writes
+    # nothing, with any number of mutants.
+    keep_only(library.parent / "M06.3", 4)
     monkeypatch.delenv("OL_NO_CACHE", raising=False)
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
@@ -488,7 +504,10 @@ def test_the_real_catalogs_keys_are_stable_and_distinct():
 # -- the command -----------------------------------------------------------------------------
 
 @pytest.mark.slow
-def test_ol_lab_says_how_many_cells_came_from_the_cache(keys, tmp_path, capsys):
+def test_ol_lab_says_how_many_cells_came_from_the_cache(keys, library, tmp_path, capsys):
+    # Four mutants, not 29: the command's line about the cache (none, all, --fresh) is the same
+    # whatever the number of cells it counts.
+    keep_only(library, 4)
     out = tmp_path / "reports"
     assert main(["lab", MODULE, "--jobs", "2", "--out", str(out)]) == 0
     first = [line for line in capsys.readouterr().out.splitlines() if line.startswith("cache:")]
@@ -521,8 +540,10 @@ def test_the_lab_on_a_dask_cluster_gives_the_local_matrix(keys, uncached, uncach
 
 
 @pytest.mark.slow
-def test_the_lab_starts_a_local_dask_cluster_without_a_scheduler(tmp_path, monkeypatch):
+def test_the_lab_starts_a_local_dask_cluster_without_a_scheduler(library, tmp_path, monkeypatch):
     pytest.importorskip("distributed")
+    # M06.3's first four mutants: the cluster ol starts runs them all, as it would 28.
+    keep_only(library.parent / "M06.3", 4)
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     monkeypatch.setenv("TMPDIR", str(scratch))
