@@ -23,8 +23,8 @@ import ast
 import copy
 import dataclasses
 import functools
-from collections.abc import Collection
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
@@ -133,6 +133,16 @@ class Plan:
     test: str
     steps: list[tuple[Batch, list[int], bool]]  # (batch, indices, sequential)
     probes: list[Probe]
+    # By batch id: its step's position and whether it is sequential. A test of one call per
+    # batch has thousands of steps (a bisection: 11000), and a scan per probe was quadratic.
+    step_of: dict[int, int] = field(init=False, repr=False)
+    sequential_of: dict[int, bool] = field(init=False, repr=False)
+    sequential_steps: list[int] = field(init=False, repr=False)  # their positions, in order
+
+    def __post_init__(self) -> None:
+        self.step_of = {id(batch): k for k, (batch, _, _) in enumerate(self.steps)}
+        self.sequential_of = {id(batch): seq for batch, _, seq in self.steps}
+        self.sequential_steps = [k for k, (_, _, seq) in enumerate(self.steps) if seq]
 
 
 # -- what was recorded ---------------------------------------------------------------------------
@@ -184,11 +194,15 @@ def replay(module: ModuleType, plan: Plan, wanted: set[tuple[int, int]] | None,
     ``wanted``: only these calls are needed (a sequential batch still replays its prefix)."""
     objects: dict[Any, Any] = {}
     answers: dict[tuple[int, int], tuple[Any, Result, str]] = {}
-    last = len(plan.steps) - 1
-    if wanted is not None:  # the last batch holding a wanted call: nothing after it is needed
-        last = max((k for k, (b, idx, _) in enumerate(plan.steps)
-                    if any((id(b), i) in wanted for i in idx)), default=-1)
-    for batch, indices, sequential in plan.steps[:last + 1]:
+    visit: Iterable[int] = range(len(plan.steps))
+    if wanted is not None:  # the steps holding a wanted call, and the sequential ones before the
+        # last of those (nothing after it is needed): not a pass over every step per mutant
+        holding = {k for b, i in wanted
+                   if (k := plan.step_of.get(b)) is not None and i in plan.steps[k][1]}
+        last = max(holding, default=-1)
+        visit = sorted(holding.union(k for k in plan.sequential_steps if k <= last))
+    for k in visit:
+        batch, indices, sequential = plan.steps[k]
         needed = indices
         if wanted is not None:
             mine = [i for i in indices if (id(batch), i) in wanted]
@@ -479,7 +493,7 @@ def _affordable(probes: list[tuple[Plan, Probe]], ref_answers: dict,
     it, a count: the same on every run and every machine, as the diagnosis must be."""
     out, expensive = [], 0
     for plan, p in probes:
-        sequential = next(seq for b, _, seq in plan.steps if b is p.batch)
+        sequential = plan.sequential_of[id(p.batch)]
         if sequential and p.index >= MAX_SEQUENTIAL_FOR_MUTANTS:
             continue
         if _draws(ref_answers[(id(p.batch), p.index)][1]) > EXPENSIVE_DRAWS:
