@@ -44,4 +44,11 @@ def test_an_outcome_and_the_cases_of_a_seed_in_words_have_names_of_their_own():
     assert outcome_words(Result((1,), value=(2, False))) == "returned (2, False)"
     assert outcome_words(Result((1,), error=rebuild(CUSTOM))) == "raised BadProbs: p sums to 2"
     assert outcome_words(Result((1,)), "mutated") == "modified an argument in place"
+    # An object's default repr without its address: the same words on every run (#28).
+    class Generator:
+        pass
+
+    said = outcome_words(Result((1,), value=Generator()))
+    assert said == outcome_words(Result((1,), value=Generator())) and " at 0x" not in said, said
+    assert said.startswith("returned <") and said.endswith(".Generator object>"), said
     assert cases_words(None) == "the public cases" and cases_words(7) == "hidden cases of seed 7"
