@@ -1,6 +1,6 @@
 """What the test suite costs in CPU, per file and per test: the floor of its wall time on this machine.
 
-    python3 bench/suite_cpu.py [--top 20] [-- PYTEST_ARGS...]
+    .venv/bin/python bench/suite_cpu.py [--top 20] [-- PYTEST_ARGS...]
 
 Runs the README's test command (``python -m pytest -q``, plus any ``PYTEST_ARGS``) with this module
 as a pytest plugin (``-p suite_cpu``), which notes, around every test, the CPU seconds of the
@@ -110,6 +110,10 @@ def main(argv: list[str] | None = None) -> int:
         rows = []
         for path in sorted(Path(folder).glob("*.tsv")):
             rows += read_lines(path.read_text(encoding="utf-8").splitlines())
+    if not rows:  # e.g. a Python without the test extra (pytest-xdist): nothing was measured
+        print(f"suite_cpu: pytest ran no test (exit {done.returncode}); run it with the Python that "
+              "has the test extra: .venv/bin/python bench/suite_cpu.py", file=sys.stderr)
+        return 2
     print(summary(rows, wall, len(os.sched_getaffinity(0)), args.top))
     return done.returncode
 

@@ -56,3 +56,16 @@ def test_the_plugin_counts_a_tests_children(tmp_path):
     rows = SUITE_CPU.read_lines((out / "main.tsv").read_text().splitlines())
     assert [r[2] for r in rows] == ["test_burn.py::test_burn"]
     assert rows[0][0] >= 0.03  # the child's interpreter start and its sum
+
+
+def test_a_run_that_measured_nothing_is_an_error_that_says_why(monkeypatch, capsys):
+    """A Python without the test extra (``python3`` outside the virtual environment) makes pytest
+    refuse ``-n 2``: no test runs, and that is exit 2 with one line, not a floor of 0 s."""
+    def refused(*args, **kwargs):
+        return subprocess.CompletedProcess(args, 4)
+
+    monkeypatch.setattr(SUITE_CPU.subprocess, "run", refused)
+    assert SUITE_CPU.main(["--top", "3"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1 and "ran no test (exit 4)" in captured.err
