@@ -11,6 +11,7 @@ from harness.audit.workdir import make_workdir, mutmut_target
 from harness.engine.catalog import collect
 from harness.engine.course import load_course
 from harness.paths import REPO_ROOT
+from harness.sandbox.rundirs import owner_tag, sweep_folders
 
 MODULE = load_course().module("M07.6")
 
@@ -29,6 +30,15 @@ def test_the_copy_has_the_package_the_catalog_and_mutmuts_config(workdir):
     assert config["pytest_add_cli_args_test_selection"] == ["tests"]
     tests = (workdir / "tests" / "test_catalog.py").read_text()
     assert all(f"    {info.name}," in tests for info, _ in collect(MODULE))
+
+
+def test_a_killed_audits_project_is_swept_by_the_next_run(workdir, tmp_path):
+    """The folder is a run folder of this process: once its owner is gone, any later ol run's
+    sweep removes it (as one left in /tmp by a killed audit: ``ol-mutmut-M07.6-...`` was not)."""
+    assert workdir.name.startswith(f"ol-mutmut-{owner_tag()}-")
+    dead = tmp_path / workdir.name.replace(f"-{owner_tag()}-", "-4194304.1-")  # no such pid
+    workdir.rename(dead)
+    assert sweep_folders(tmp_path) == [dead.name] and not dead.exists()
 
 
 def test_the_conftest_imports_this_checkout_of_ol(workdir):
