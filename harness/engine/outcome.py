@@ -151,6 +151,9 @@ def expected_words(result: Any) -> str:
     return _show(result.value)
 
 
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+>")  # in a default repr: a different one every run
+
+
 def _show(value: Any) -> str:
     if isinstance(value, np.ndarray):
         items = value.reshape(-1).tolist()
@@ -170,9 +173,6 @@ def _show(value: Any) -> str:
         return f"a {value.cls} object"
     text = _ADDRESS.sub(">", repr(value))  # an address changes from run to run; the words must not
     return text if len(text) <= 200 else text[:200] + " [...]"
-
-
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+>")
 
 
 def differing_entries(got: Any, want: Any) -> str:
