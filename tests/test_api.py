@@ -19,19 +19,38 @@ def workspace(root: Path) -> Path:
     return root
 
 
+class Told(api.CheckEvents):
+    """Every event of a check, in order: ``running`` as the string, each step as itself."""
+
+    def __init__(self) -> None:
+        self.seen: list = []
+
+    def running(self) -> None:
+        self.seen.append("running")
+
+    def step(self, step):
+        self.seen.append(step)
+
+
 def test_a_check_of_the_reference_from_python_passes_and_prints_nothing(capsys):
-    seen: list[api.Step] = []
-
-    class Tests(api.CheckEvents):
-        def step(self, step):
-            seen.append(step)
-
-    result = api.check(api.CheckRequest("M06.3", target="reference"), Tests())
+    told = Told()
+    result = api.check(api.CheckRequest("M06.3", target="reference"), told)
     assert result.verdict == "pass" and result.failed == 0
+    assert told.seen[0] == "running" and "running" not in told.seen[1:]
+    seen = told.seen[1:]
     assert [s.item.name for s in seen] == [t.name for t in result.tests] and len(seen) > 5
     assert [(s.done, s.total, s.label) for s in seen] == [
         (i, len(result.tests), t.name) for i, t in enumerate(result.tests, start=1)]
     assert capsys.readouterr() == ("", "")
+
+
+def test_the_steps_of_a_run_in_part_count_the_tests_selected():
+    told = Told()
+    result = api.check(api.CheckRequest("M07.1", target="reference", pattern="*_i*_*"), told)
+    steps = told.seen[1:]
+    assert told.seen[0] == "running" and len(steps) == len(result.tests) >= 2
+    assert result.not_run > 0  # a part: the total is what -k selected, not the catalog
+    assert [(s.done, s.total) for s in steps] == [(i, len(steps)) for i in range(1, len(steps) + 1)]
 
 
 def test_a_check_of_the_students_workspace_runs_in_the_worker(tmp_path):

@@ -10,15 +10,17 @@ import json
 import os
 import secrets
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.diagnosis.record import Recorder
+from harness.engine.catalog import collect
 from harness.engine.course import Course, Module, load_course
+from harness.engine.events import Listener, Step
 from harness.engine.requests import CheckRequest
 from harness.engine.results import RunResult, TestResult
-from harness.engine.runner import IN_PROCESS_TEST_LIMIT_S, run_catalog
+from harness.engine.runner import IN_PROCESS_TEST_LIMIT_S, run_catalog, select_cases
 from harness.engine.target import Target
 from harness.engine.workspace import (
     Submission,
@@ -136,23 +138,30 @@ def open_target(request: CheckRequest, ws: Workspace | None) -> Iterator[Target]
         yield target
 
 
-def run_check(request: CheckRequest, ws: Workspace | None,
-              on_result: Callable[[TestResult], None] | None = None,
-              tree_digest: str | None = None,
-              on_running: Callable[[], None] | None = None) -> RunResult:
-    """The catalog of ``request`` against its target; ``on_result`` after each test,
-    ``on_running`` once the target is ready, just before the first test."""
+def run_check(request: CheckRequest, ws: Workspace | None, events: Listener | None = None,
+              tree_digest: str | None = None) -> RunResult:
+    """The catalog of ``request`` against its target, telling ``events`` (``running`` once the
+    target is ready, just before the first test; a ``step`` with its ``TestResult`` after each
+    test, of the tests selected)."""
     course = load_course()
     module = course.module(request.module_id)
     label = str(ws.root) if ws is not None else request.target
+    events = events or Listener()
+    total = len(select_cases(collect(module), request.pattern))
+    done = 0
+
+    def finished_test(test: TestResult) -> None:
+        nonlocal done
+        done += 1
+        events.step(Step(done, total, test.name, test))
+
     with checked_target(request, ws, tree_digest) as (target, notes):
         # The worker enforces its own limits; in process, the runner's alarm bounds each test.
         limit = None if request.target == "student" else getattr(
             request.limits, "test_timeout_s", IN_PROCESS_TEST_LIMIT_S)
         recorder = Recorder() if request.diagnose else None
-        if on_running is not None:
-            on_running()
-        result = run_catalog(module, target, label, request.pattern, limit, on_result, recorder,
+        events.running()
+        result = run_catalog(module, target, label, request.pattern, limit, finished_test, recorder,
                              seed=request.seed.number, maxfail=request.maxfail)
         target.recorder = None
         confinement = getattr(target, "confinement", None) if request.target == "student" else None

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 from harness.check.engine import check_passes_store, record_pass, run_check
 from harness.engine.course import load_course
-from harness.engine.events import Listener, Step
+from harness.engine.events import Listener
 from harness.engine.requests import CheckRequest
-from harness.engine.results import RunResult, TestResult
+from harness.engine.results import RunResult
 from harness.engine.seeding import check_replay
 from harness.engine.workspace import Workspace, check_module_file, resolve_workspace
 from harness.errors import HarnessError
@@ -59,17 +59,14 @@ class CheckStart:
 
 class CheckEvents(Listener):
     """What a check tells its caller as it goes (``harness.engine.events``: ``started`` with a
-    ``CheckStart``, a ``step`` per test with its ``TestResult``, ``warned``, ``finished``) and,
-    before them, the workspace resolved; the default tells nothing. Raising in ``resolved`` or
+    ``CheckStart``, ``running`` once the target is ready (an isolated worker has reported its
+    import), a ``step`` per test with its ``TestResult``, ``warned``, ``finished``) and, before
+    them, the workspace resolved; the default tells nothing. Raising in ``resolved`` or
     ``started`` stops the check there: nothing runs."""
 
     def resolved(self, workspace: Workspace | None) -> None:
         """The workspace the check runs on (None: the reference or a mutant), before anything
         of it is read."""
-
-    def running(self) -> None:
-        """The target is ready (an isolated worker has reported its import) and the catalog's
-        tests start now: what the check imports before its tests is imported."""
 
 
 def target_label(request: CheckRequest, workspace: str | None) -> str:
@@ -80,8 +77,6 @@ def target_label(request: CheckRequest, workspace: str | None) -> str:
 
 def check(request: CheckRequest, events: CheckEvents | None = None) -> RunResult:
     """Resolve, run and record one check (see the module's docstring)."""
-    from harness.engine.runner import select_cases
-
     events = events or CheckEvents()
     ws = resolve_workspace(request.workspace) if request.target == "student" else None
     events.resolved(ws)
@@ -89,16 +84,7 @@ def check(request: CheckRequest, events: CheckEvents | None = None) -> RunResult
     if ws is not None and records:
         check_passes_store(ws)  # a pass is recorded there: a .ol that is a link stops us now
     events.started(CheckStart(request, ws, records))
-    total = len(select_cases(catalog_names(request.module_id), request.pattern))
-    done = 0
-
-    def finished_test(test: TestResult) -> None:
-        nonlocal done
-        done += 1
-        events.step(Step(done, total, test.name, test))
-
-    result = as_requested(request, run_check(request, ws, finished_test,
-                                             on_running=events.running))
+    result = as_requested(request, run_check(request, ws, events))
     if ws is not None and records and result.verdict == "pass":
         problem = record(ws, request.module_id)
         if problem:

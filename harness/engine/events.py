@@ -9,6 +9,8 @@ and its kin): a listener overrides only the hooks it uses, every default does no
 - ``started(start)``: the run starts; ``start`` says what was resolved (a check's ``CheckStart``,
   a gate's ``GateStart``, a grading run's ``GradePlanned``). Raising here stops the run before
   anything of it runs.
+- ``running()``: what comes before the first unit is done (a worker started and reported its
+  import, the catalog collected) and the units start now.
 - ``step(step)``: one unit finished: a test of a check, a module of a gate, a mutant of the lab,
   an implementation of ``--mine``, a submission of a grading run (``Step.item`` is the typed
   unit: ``TestResult``, ``ModuleGate``, ``GradeRow``; None where the count is all there is).
@@ -43,6 +45,9 @@ class Listener:
     def started(self, start: Any) -> None:
         """The run starts: what was resolved. Raising stops it before anything runs."""
 
+    def running(self) -> None:
+        """What comes before the first unit is done; the units start now."""
+
     def step(self, step: Step) -> None:
         """One unit of the run finished."""
 
@@ -65,6 +70,10 @@ class Relay(Listener):
     def started(self, start: Any) -> None:
         for listener in self.listeners:
             listener.started(start)
+
+    def running(self) -> None:
+        for listener in self.listeners:
+            listener.running()
 
     def step(self, step: Step) -> None:
         for listener in self.listeners:
