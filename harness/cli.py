@@ -316,7 +316,7 @@ def _check_parser(p: argparse.ArgumentParser, modules: list[tuple[str, str]]) ->
                    help="student (default), reference, or a mutant id such as s07")
     p.add_argument("--no-diagnosis", dest="diagnose", action="store_false",
                    help="after a failure, do not name the known mistake the code behaves like "
-                        "(the diagnosis costs a failing check about 0.1 to 0.5 s)")
+                        "(the diagnosis costs a failing check about 0.02 to 0.5 s)")
     p.add_argument("-k", dest="pattern", metavar="PATTERN", action=_Once,
                    help="only tests whose name contains PATTERN")
     p.add_argument("-x", "--exitfirst", dest="maxfail", action=_ExitFirst, default=None,
