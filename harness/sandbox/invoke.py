@@ -91,7 +91,11 @@ def invoke_immutable(fn: Any, args: tuple, kwargs: dict, register: Any, replies:
         return encode_reply(answer(status, value, args, files), register)
     reply = replies.get(key)
     if reply is None:
-        reply = replies[key] = {"status": RETURNED, "value": encode(value), "aliased": False,
+        encoded = encode(value)
+        if encoded["t"] == "object" or any(item["t"] == "object" for item in encoded.get("items", ())):
+            # an int too large to carry crosses as an object, which no two calls may share
+            return encode_reply(answer(status, value, args, files), register)
+        reply = replies[key] = {"status": RETURNED, "value": encoded, "aliased": False,
                                 "mutated": [], "draws": []}
     return reply
 

@@ -501,6 +501,37 @@ def test_closed_descriptors_a_fork_bomb_a_huge_reply_and_a_hostile_exception(tmp
     assert cgroups_of(run.proc.pid) == []
 
 
+def test_an_answer_the_encoder_cannot_carry_is_no_raise(tmp_path):
+    """Returning, instead of raising, an int of 5000 digits (past ``str()``'s limit) on bad
+    arguments: once taken for the encoder's ValueError, which is what these tests expect (an
+    unearned pass), and once a crash of the worker on the lean path. Both tests now fail: each
+    names the object that came back."""
+    ws = workspace(tmp_path / "ws", '''
+        _ol_real_step, _ol_real_accept = speculative_step, rejection_accept
+
+        def speculative_step(p, q, x, u_accept, u_resample):
+            try:
+                return _ol_real_step(p, q, x, u_accept, u_resample)
+            except ValueError:
+                return 10**5000
+
+        def rejection_accept(p_x, q_x, u):
+            try:
+                return _ol_real_accept(p_x, q_x, u)
+            except ValueError:
+                return 10**5000
+        ''')
+    report = tmp_path / "r.json"
+    run = check(tmp_path, ws, "-k", "*rejects_bad*", "--json", str(report))
+    assert run.rc == 1, run.text
+    tests = outcomes_in(report)
+    assert set(tests) == {"test_speculative_rejects_bad_drafts", "test_accept_rejects_bad_arguments"}
+    for name, test in sorted(tests.items(), reverse=True):  # speculative_step's, the pass, first
+        assert test["outcome"] == "failed", (name, test)
+        assert "int of 16610 bits" in test["message"], (name, test["message"])
+    assert run.left() == []
+
+
 @needs_root
 def test_a_nested_user_namespace_cannot_write_outside(tmp_path):
     """A nested user namespace has every capability over mount namespaces of its own, but the

@@ -180,6 +180,22 @@ def test_a_result_of_the_modules_class_crosses_as_its_handle():
     assert decode_reply(_wire({"r": data})["r"]).value == Handle(9, "PCG32")
 
 
+def test_a_result_that_breaks_the_encoder_is_a_return_never_a_raise():
+    # Once, a result the encoder could not carry came back "raised" with the encoder's own
+    # ValueError: a speculative_step returning a 5000-digit int on bad arguments passed the
+    # test expecting ValueError (found by an attack, stop 37).
+    def breaks(obj):
+        raise ValueError("the encoder's own error")
+
+    back = decode_reply(_wire({"r": encode_reply(Reply("returned", value=3), register=breaks)})["r"])
+    assert (back.status, back.error, back.value) == (
+        "returned", None, Opaque("int (not encodable: ValueError)"))
+    huge = decode_reply(_wire({"r": encode_reply(Reply("returned", value=(10**5000, True)))})["r"])
+    assert (huge.status, huge.error) == ("returned", None)
+    assert huge.value == (Opaque(f"int of {(10**5000).bit_length()} bits"), True)
+    assert _round_trip(-(2**codec.MAX_INT_BITS - 1)) == -(2**codec.MAX_INT_BITS - 1)  # the largest kept
+
+
 # -- a request's pieces ---------------------------------------------------------------------------
 
 def _received(frames: list[bytes]) -> list[tuple]:
