@@ -57,8 +57,14 @@ def resolve_workspace(arg: str | None, cwd: Path | None = None) -> Workspace:
                     STUDENT_DIR)
     else:
         root = Path(arg).expanduser()
-        if not root.exists():
-            raise HarnessError(f"workspace {arg} does not exist", "check the path given to --workspace")
+        try:
+            root.stat()
+        except FileNotFoundError:
+            raise HarnessError(f"workspace {arg} does not exist",
+                               "check the path given to --workspace") from None
+        except OSError as exc:  # a path too long, a folder on the way that cannot be entered
+            raise HarnessError(f"workspace {arg} cannot be reached: {os.strerror(exc.errno or 0)}",
+                               "check the path given to --workspace and its permissions") from None
         if not root.is_dir():
             raise HarnessError(f"workspace {arg} is not a directory", "give the folder that holds python/")
     if not (root / "python" / "tinyllm").is_dir():

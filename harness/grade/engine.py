@@ -303,8 +303,11 @@ def run_grade(request: GradeRequest, listener: Listener | None = None) -> GradeO
                            "give the folder that holds one workspace per student")
     folder = folder.resolve()
     settings = _settings(request)
-    out = (Path(request.out).expanduser() if request.out
-           else default_reports_dir() / f"grade-{module.id}-{folder.name}")
+    # Absolute, not resolved (a link stays the link check_out judges): the grading slots and a
+    # Dask worker run in folders of their own, where a relative gradebook (and its .staging,
+    # which holds the unpacked archives and loose files) would not be found.
+    out = Path(os.path.abspath(Path(request.out).expanduser() if request.out
+                               else default_reports_dir() / f"grade-{module.id}-{folder.name}"))
     check_out(out, folder)
     tests = [info.name for info, _ in collect(module)]
     wanted = Seed.of(request.seed, fresh=True)

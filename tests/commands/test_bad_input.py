@@ -58,6 +58,9 @@ ROWS = {
     "unknown milestone": (lambda t: ["gate", "MS-P9"], r"unknown milestone 'MS-P9'"),
     "missing workspace": (lambda t: ["check", "M07.6", "--workspace", t / "nope"],
                           r"workspace .*nope does not exist"),
+    "workspace path too long": (lambda t: ["check", "M07.6", "--workspace", t / ("n" * 300)],
+                                r"workspace .*nnn cannot be reached: File name too long \(check "
+                                r"the path given to --workspace and its permissions\)"),
     "workspace without python/tinyllm": (lambda t: ["check", "M07.6", "--workspace", t],
                                          r"is not a workspace: it has no python/tinyllm \(run `ol start"),
     "syntax error": (lambda t: ["check", "M07.6", "--workspace",

@@ -104,11 +104,15 @@ def comparable(row: dict) -> dict:
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    """The class, graded once by the local executor: its folder and gradebooks by executor."""
+    """The class, graded once by the local executor: its folder and gradebooks by executor.
+    Both named relative to the current folder, as an instructor types them (a relative
+    gradebook once graded every archive and loose file as "does not exist")."""
     base = tmp_path_factory.mktemp("class")
     folder = base / "subs"
     build_class(folder, base / "scratch")
-    assert grade(folder, base / "local", "--jobs", "2") == 0
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(base)
+        assert grade(Path("subs"), Path("local"), "--jobs", "2") == 0
     return folder, {"local": base / "local"}
 
 
