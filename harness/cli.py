@@ -470,10 +470,10 @@ def single_threaded_blas() -> None:
 
 def _one_line(text: str) -> str:
     """The error line as shown: it can quote a submission (an import error's message), so its
-    controls are escaped (``printable``) and a line feed is shown as ``\\n``: one line, always."""
-    from harness.escape import printable
+    controls are escaped and a line feed is shown as ``\\n``: one line, always."""
+    from harness.escape import one_line
 
-    return printable(text).replace("\n", "\\n")
+    return one_line(text)
 
 
 def _write_crash_log() -> Path:

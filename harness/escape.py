@@ -56,6 +56,12 @@ def printable(text: str) -> str:
     return UNSAFE.sub(_visible, text)
 
 
+def one_line(text: str) -> str:
+    """``printable`` on one line: a line feed is shown as ``\\n`` too (an error line, a row of a
+    progress list or a table cell can quote a submission's text)."""
+    return printable(text).replace("\n", "\\n")
+
+
 def has_unsafe(text: str) -> bool:
     """Whether ``printable`` would change ``text``."""
     return UNSAFE.search(text) is not None

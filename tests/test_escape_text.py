@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from harness.escape import plain_log, printable, valid_data, valid_text
+from harness.escape import one_line, plain_log, printable, valid_data, valid_text
 from harness.sandbox.codec import clean_text
 from harness.sandbox.staging import text_of_name
 
@@ -48,6 +48,10 @@ def test_printable_shows_what_valid_text_keeps():
     text = "ok\x1b[2K\r\u202e"
     assert valid_text(text) == text
     assert printable(text) == "ok\\x1b[2K\\r\\u202e"
+
+
+def test_one_line_shows_a_line_feed_as_its_escape_too():
+    assert one_line("x\n  [2/2] zed pass\x1b[2J\t\u202e") == "x\\n  [2/2] zed pass\\x1b[2J\t\\u202e"
 
 
 def test_plain_log_removes_colours_and_keeps_a_spinners_last_state():

@@ -17,7 +17,7 @@ from harness.engine.events import Step
 from harness.engine.requests import CheckRequest
 from harness.engine.results import RunResult, TestResult
 from harness.errors import EXIT_USAGE, HarnessError, exit_code
-from harness.escape import printable
+from harness.escape import one_line, printable
 from harness.paths import STUDENT_DIR
 from harness.report.formats import file_formats
 
@@ -111,7 +111,7 @@ def _reported_on_error(args: argparse.Namespace, request: CheckRequest,
             root = str(ws.root) if ws is not None else _given_workspace(args, request)
             from harness import api
 
-            line = printable(exc.line()).replace("\n", "\\n")
+            line = one_line(exc.line())
             try:
                 _write(args, api.check_error(request, root, line))
             except HarnessError as failed:  # the error stays the one the check met

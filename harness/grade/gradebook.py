@@ -37,7 +37,7 @@ from harness.engine.seeding import cases_words, is_run_seed
 from harness.engine.serial import reading, rerun_command, tagged, untag
 from harness.engine.workspace import imports_of
 from harness.errors import HarnessError
-from harness.escape import valid_data, valid_text
+from harness.escape import printable, valid_data, valid_text
 from harness.grade.integrity import flags_of, groups, identity
 from harness.grade.row import GradeRow
 from harness.paths import MUTANTS_DIR, PACKAGE_DIR, REFERENCE_DIR, REFERENCE_PYTHON, REPO_ROOT
@@ -287,8 +287,10 @@ def _seed_cell(seed: Any) -> str:
 
 
 def _cell(text: str) -> str:
-    """Text a spreadsheet shows as text: one line, and no formula (OWASP's CSV injection rule)."""
-    text = " ".join(valid_text(str(text)).split())
+    """Text a spreadsheet shows as text: one line, no control or bidi character (shown as its
+    escape: ``cat gradebook.csv`` must not clear the terminal) and no formula (OWASP's CSV
+    injection rule)."""
+    text = " ".join(printable(valid_text(str(text))).split())
     return "'" + text if text[:1] in ("=", "+", "-", "@") else text
 
 

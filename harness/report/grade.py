@@ -4,6 +4,7 @@ graded submission's line, the summary."""
 from __future__ import annotations
 
 from harness.engine.results import Verdict, score_text
+from harness.escape import one_line
 from harness.grade.engine import GradeOutcome, shown
 from harness.grade.row import GradeRow
 
@@ -58,7 +59,7 @@ def row_line(row: GradeRow, done: int, total: int) -> str:
         score = score_text(row.score, max_score)
         what = (f"{row.passed:>3} passed, {row.failed:>3} failed  score {score:>5}  "
                 f"{row.time_s:6.1f} s")
-        what += f"  {row.message[:100]}" if row.message else ""
+        what += f"  {one_line(row.message[:100])}" if row.message else ""
     else:
-        what = row.message[:160]
+        what = one_line(row.message[:160])  # a submission's text: never a line of its own
     return f"  [{done:>{width}}/{total}] {row.submission:<20} {row.verdict:<8} {what}".rstrip()

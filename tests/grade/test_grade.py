@@ -230,6 +230,7 @@ def test_the_content_hash_is_the_python_source_of_the_python_tree(tmp_path):
 
 def test_csv_cells_cannot_be_formulas():
     assert _cell("=HYPERLINK(1)") == "'=HYPERLINK(1)" and _cell("a\nb") == "a b"
+    assert _cell("a\x1b[2Jb\u202e") == "a\\x1b[2Jb\\u202e"  # `cat gradebook.csv` stays inert
 
 
 # -- usage ---------------------------------------------------------------------------------------

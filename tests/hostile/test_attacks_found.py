@@ -188,11 +188,19 @@ def test_escape_sequences_in_the_grade_progress(tmp_path):
         def rejection_accept(p_x, q_x, u):
             raise RuntimeError("\\x1b[1A\\x1b[2K  [1/1] alice  pass  19 passed,   0 failed")
         ''')
+    workspace(subs / "bob", '''
+        raise ImportError("x\\n  [2/2] zed    pass  20 passed,   0 failed  score 25/25\\x1b[2J\\u202e")
+        ''')  # a line of its own in the progress, once; its bytes raw in gradebook.csv
     run = ol(tmp_path, "grade", "M07.6", str(subs), "--out", str(tmp_path / "out"), "--jobs", "1",
              "--timeout", "3")
     assert run.rc == 0, run.text
     assert "raised RuntimeError" in run.out
     assert ESC not in run.out + run.err
+    assert not [line for line in run.out.splitlines() if line.startswith("  [2/2] zed")], run.out
+    assert "\\n  [2/2] zed" in run.out and "\\u202e" in run.out
+    for name in ("gradebook.csv", "scores.csv", "report.md"):
+        text = (tmp_path / "out" / name).read_text(encoding="utf-8")
+        assert ESC not in text and "\u202e" not in text, name
 
 
 def test_a_fifo_as_the_record_of_passes(tmp_path):
