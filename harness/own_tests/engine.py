@@ -26,19 +26,19 @@ killed with everything it started.
 
 Trust. The student's tests run in the children and can do anything there, including forging the
 report, which is written from inside their process. So nothing rests on a child's honesty, and a
-child cannot learn which implementation it runs except by testing it: no name, kind or position
-of an implementation reaches the server (a random run id and the source, in a random order), and
-the implementation's frames are hidden from tracebacks. (Two things do tell a little, and
-``harness.own_tests.selection`` makes them count for nothing: the reference's first run, which
-only says what each test reaches, and a choice of tests, given to a mutant's run and to the
-reference's check run of the same choice alike.) Whatever a report claims is then a
+child cannot learn which implementation it runs except by testing it or reading its code: no
+name, kind or position of an implementation reaches the server (a random run id and the source,
+in a random order), and the implementation's frames are hidden from tracebacks. (Two things do
+tell a little, and ``harness.own_tests.selection`` makes them count for nothing: the reference's
+first run, which only says what each test reaches, and a choice of tests, given to a mutant's run
+and to the reference's check run of the same choice alike.) Whatever a report claims is then a
 function of the implementation's behaviour: a forged "all passed" on a mutant only means
 "missed", and a forged failure fails on correct code as well. Every failure to report fails
 closed: a crash, a timeout, a report that does not parse or a session that did not finish means
 "not caught" for a mutant and "cannot run" for a correct implementation, after which no test is
 trusted to catch anything. (A test that reads the implementation's code rather than calling it
-can still tell them apart; like any test of code instead of behaviour, that is outside what this
-grades.)
+can still tell them apart, from fingerprints an earlier run's failure messages showed it; like any
+test of code instead of behaviour, that is outside what this grades: docs/isolation.md.)
 
 This module is the parent's side (the server's handle, the runs in flight, judging each report)
 and the verdict with its JSON shape, over the house 400 lines because the verdict is read with the
