@@ -709,6 +709,10 @@ def test_residual_is_a_distribution(target):
         n = 2 + gen.next_u32() % 7
         w, v = [gen.uniform() + 1e-3 for _ in range(n)], [gen.uniform() + 1e-3 for _ in range(n)]
         cases.append((normalized(w), normalized(v)))
+    # A long vector (1200 ids; a real LLM vocabulary has 32000): past Python's recursion limit of
+    # 1000, so a sum written as a recursion over the ids raises here.
+    cases.append((normalized([gen.uniform() + 1e-3 for _ in range(1200)]),
+                  normalized([gen.uniform() + 1e-3 for _ in range(1200)])))
     for p, q in cases:
         res = target.residual_distribution(p, q)
         where = called("residual_distribution", (p, q))
@@ -723,10 +727,11 @@ def test_residual_is_a_distribution(target):
         slack = Fraction(residual_slack(len(p)))  # derived there: rounding alone, any sum order
         for i, (a, b) in enumerate(zip(p, q, strict=True)):
             want = numerators[i] / z
-            expect(abs(Fraction(float(res[i])) - want) <= slack,
-                   f"{where} returned {fmt(res)}: entry {i} is {res[i]!r}, expected "
-                   f"max(0, p - q) / Z = {float(want)!r} with Z = {float(z)!r} (p = {a!r}, q = {b!r}; "
-                   f"float rounding allows {float(slack):.2g})", 3)
+            if abs(Fraction(float(res[i])) - want) > slack:  # its words only then: fmt costs
+                raise CatalogFailure(
+                    f"{where} returned {fmt(res)}: entry {i} is {res[i]!r}, expected "
+                    f"max(0, p - q) / Z = {float(want)!r} with Z = {float(z)!r} (p = {a!r}, "
+                    f"q = {b!r}; float rounding allows {float(slack):.2g})", 3)
 
 
 @case("boundary", "p = q gives a copy of p; any Z > 0, however small, is divided out",
@@ -740,6 +745,14 @@ def test_residual_when_p_equals_q(target):
             expect(res.dtype == np.float64 and res.tolist() == list(p),
                    f"{called('residual_distribution', args)} returned {fmt(res)}, expected a new "
                    f"array equal to p = {list(p)}: with p = q, Z = 0 and the contract returns p", 6)
+    # Z == 0 with p != q: p <= q on every id, each summing to 1 within the contract's 1e-9. The
+    # rule is Z == 0, not p == q: a test of p == q divides 0 by 0 here.
+    for p, q in (([0.5, 0.5], [0.5, 0.5 + 5e-10]), ([0.25, 0.25, 0.5 - 4e-10], [0.25, 0.25, 0.5])):
+        res = target.residual_distribution(p, q)
+        expect(res.dtype == np.float64 and res.tolist() == p,
+               f"{called('residual_distribution', (p, q))} returned {fmt(res)}, expected a new array "
+               f"equal to p = {p}: p <= q on every id, so Z = 0 although p != q (both sum to 1 "
+               "within 1e-9), and the contract returns p whenever Z == 0", 6)
     check_tiny_z(target)
 
 
@@ -815,7 +828,8 @@ def _discriminating_pair(seed: int) -> tuple[tuple[float, ...], tuple[float, ...
         if abs(ltr_sum(p) - 1) > 1e-9 or abs(ltr_sum(q) - 1) > 1e-9:
             continue
         nums = [max(0.0, a - b) for a, b in zip(p, q, strict=True)]
-        want = [x / ltr_sum(nums) for x in nums]
+        z = ltr_sum(nums)
+        want = [x / z for x in nums]
         others = list(alternative_normalizers(p, q, nums).values())
         # Every other normalizer differs from the contract's, and the pitfalls 8 and 19 from each
         # other, so that a match names one pitfall.
@@ -1366,16 +1380,20 @@ def test_rejection_sample_checks_the_envelope(target):
                f"{fmt(r.error) if r.error else 'returned ' + fmt(r.value)}; expected ValueError: "
                f"p_1 = 0.5 > m * q_1 = {m * 0.1:g} breaks the envelope", 7)
         expect_no_draw(r, rng)
-    rng = ScriptedSource([0.5] * 4)
-    r = target.map("rejection_sample", [([0.5, 0.5], [1.0, 0.0], 4.0, rng, 4)])[0]
-    expect(isinstance(r.error, ValueError), "rejection_sample(p=[0.5, 0.5], q=[1, 0], m=4, rng) "
-           f"{fmt(r.error) if r.error else 'returned ' + fmt(r.value)}; expected ValueError: "
-           "q_1 = 0 < p_1 = 0.5, which no envelope m covers", 7)
-    expect_no_draw(r, rng)
+    for p_1 in (0.5, 1e-13):  # however small: the envelope is p_i <= m q_i exactly, no tolerance
+        p2 = [1.0 - p_1, p_1]
+        rng = ScriptedSource([0.5] * 4)
+        r = target.map("rejection_sample", [(p2, [1.0, 0.0], 4.0, rng, 4)])[0]
+        expect(isinstance(r.error, ValueError), f"rejection_sample(p={p2}, q=[1, 0], m=4, rng) "
+               f"{fmt(r.error) if r.error else 'returned ' + fmt(r.value)}; expected ValueError: "
+               f"q_1 = 0 < p_1 = {p_1!r}, which no envelope m covers", 7)
+        expect_no_draw(r, rng)
     bad_args = [([0.5, 0.5], [0.5, 0.5], 0.5, 10), ([0.5, 0.5], [0.5, 0.5], math.nan, 10),
                 ([0.5, 0.5], [0.5, 0.5], math.inf, 10), ([0.5, 0.5], [0.5, 0.5], 2.0, 0),
                 ([0.5, 0.5], [0.5, 0.5], 2.0, -3), ([0.5, 0.5], [0.5, 0.5], None, 10),
-                ([0.5, 0.5], [0.5, 0.5], "2", 10)]  # None, "2": not numbers, TypeError or ValueError
+                ([0.5, 0.5], [0.5, 0.5], "2", 10),  # None, "2": not numbers, TypeError or ValueError
+                # m < 1 though p_i <= m q_i holds (each sums to 1 within 1e-9): m >= 1 is a rule
+                ([0.5 - 4e-10, 0.5 - 4e-10], [0.5 + 4e-10, 0.5 + 4e-10], 1 - 1e-9, 10)]
     for p2, q2, m, tries in bad_args:
         rng = ScriptedSource([0.5] * 4)
         r = target.map("rejection_sample", [(p2, q2, m, rng, tries)])[0]
