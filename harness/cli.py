@@ -302,7 +302,8 @@ def _report_args(p: argparse.ArgumentParser, result_type: str) -> None:
 
 def _start_parser(p: argparse.ArgumentParser, modules: list[tuple[str, str]]) -> None:
     _module_arg(p, modules)
-    _workspace_arg(p, "where to write (default: the current directory)")
+    _workspace_arg(p, "where to write (default: the workspace the current directory is in, else "
+                      "the current directory)")
     p.add_argument("--force", action="store_true",
                    help="replace an edited file with the stub (a timestamped backup is kept)")
 

@@ -27,7 +27,7 @@ def module_diff(request: DiffRequest) -> ModuleDiff:
     """The diff, or a one-line ``HarnessError`` while the file as it is now has not passed
     ``ol check`` (the diff is the reward)."""
     module = load_course().module(request.module_id)
-    ws = resolve_workspace(request.workspace)
+    ws = resolve_workspace(request.workspace, module_id=request.module_id)
     # One read, through staging as ol check reads it: the bytes whose digest is looked up are
     # the bytes shown, and a recorded digest is the one of the file in the copy that passed.
     data = read_module(ws, module)

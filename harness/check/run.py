@@ -78,7 +78,8 @@ def target_label(request: CheckRequest, workspace: str | None) -> str:
 def check(request: CheckRequest, events: CheckEvents | None = None) -> RunResult:
     """Resolve, run and record one check (see the module's docstring)."""
     events = events or CheckEvents()
-    ws = resolve_workspace(request.workspace) if request.target == "student" else None
+    ws = (resolve_workspace(request.workspace, module_id=request.module_id)
+          if request.target == "student" else None)
     events.resolved(ws)
     records = ws is not None and not request.pattern
     if ws is not None and records:

@@ -77,14 +77,19 @@ class Started:
 
 
 def start_workspace(request: StartRequest) -> Started:
-    """``ol start`` on ``request``: the stubs written (``start``) into ``--workspace``, else
-    the current directory, and the needs of the module not written there yet."""
+    """``ol start`` on ``request``: the stubs written (``start``) into ``--workspace``, else the
+    workspace the current directory is in, else the current directory; and the needs of the
+    module not written there yet."""
     from harness.engine.course import load_course
-    from harness.engine.workspace import Workspace, module_state
+    from harness.engine.workspace import Workspace, enclosing_workspace, module_state
 
     course = load_course()
     module = course.module(request.module_id)
-    root = Path(request.workspace).expanduser() if request.workspace else Path.cwd()
+    # Without --workspace: the workspace the current directory is in, as ``ol check`` finds it
+    # (from inside python/tinyllm/prob, the stubs go beside the student's code, never into a
+    # second workspace nested in it); else the current directory.
+    root = (Path(request.workspace).expanduser() if request.workspace
+            else enclosing_workspace() or Path.cwd())
     actions = start(module, root, force=request.force)
     ws = Workspace(root.resolve())
     unwritten = tuple(dep for dep in course.needs_of(module)
@@ -177,7 +182,11 @@ def _place(path: Path, content: str, force: bool) -> StartAction:
             return StartAction(path, "kept")
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
         backup = path.with_name(f"{path.name}.{stamp}.bak")
-        shutil.copy2(path, backup, follow_symlinks=False)
+        try:
+            shutil.copy2(path, backup, follow_symlinks=False)
+        except OSError as exc:  # a read-only folder: nothing replaced, the student's file stays
+            raise HarnessError(f"cannot keep a backup of {path}: {os.strerror(exc.errno or 0)}",
+                               "make the folder writable, or move the file away yourself") from None
         write_atomic(path, content)
         return StartAction(path, "replaced", backup)
     write_atomic(path, content)

@@ -47,14 +47,20 @@ class Workspace:
         return f"python/{module.file}"
 
 
-def resolve_workspace(arg: str | None, cwd: Path | None = None) -> Workspace:
+def enclosing_workspace(cwd: Path | None = None) -> Path | None:
+    """The nearest of ``cwd`` (the current directory) and its parents that holds
+    ``python/tinyllm``, as git finds its repository; None when none does."""
+    cwd = (cwd or Path.cwd()).absolute()
+    return next((d for d in (cwd, *cwd.parents) if (d / "python" / "tinyllm").is_dir()), None)
+
+
+def resolve_workspace(arg: str | None, cwd: Path | None = None,
+                      module_id: str = "MODULE") -> Workspace:
     """``--workspace DIR``; else the nearest of the current directory and its parents that holds
     ``python/tinyllm`` (as git finds its repository: ``ol check`` from inside
     ``python/tinyllm/prob`` checks that workspace, never the bundled one); else ``student/``."""
     if arg is None:
-        cwd = (cwd or Path.cwd()).absolute()
-        root = next((d for d in (cwd, *cwd.parents) if (d / "python" / "tinyllm").is_dir()),
-                    STUDENT_DIR)
+        root = enclosing_workspace(cwd) or STUDENT_DIR
     else:
         root = Path(arg).expanduser()
         try:
@@ -69,7 +75,7 @@ def resolve_workspace(arg: str | None, cwd: Path | None = None) -> Workspace:
             raise HarnessError(f"workspace {arg} is not a directory", "give the folder that holds python/")
     if not (root / "python" / "tinyllm").is_dir():
         raise HarnessError(f"{root} is not a workspace: it has no python/tinyllm",
-                           f"run `ol start MODULE --workspace {root}` to create one")
+                           f"run `ol start {module_id} --workspace {root}` to create one")
     return Workspace(root.resolve())
 
 

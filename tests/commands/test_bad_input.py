@@ -62,7 +62,8 @@ ROWS = {
                                 r"workspace .*nnn cannot be reached: File name too long \(check "
                                 r"the path given to --workspace and its permissions\)"),
     "workspace without python/tinyllm": (lambda t: ["check", "M07.6", "--workspace", t],
-                                         r"is not a workspace: it has no python/tinyllm \(run `ol start"),
+                                         r"is not a workspace: it has no python/tinyllm "
+                                         r"\(run `ol start M07.6 "),
     "syntax error": (lambda t: ["check", "M07.6", "--workspace",
                                 workspace(t, reference_source() + "\ndef broken(:\n")],
                      r"syntax error in python/tinyllm/prob/rejection.py, line \d+"),

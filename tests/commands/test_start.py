@@ -174,6 +174,37 @@ def test_next_names_the_workspace_when_check_would_not_find_it(tmp_path, capsys,
         "next: `ol tests M06.3` to read the catalog, then `ol check M06.3`"]
 
 
+def test_start_from_inside_a_workspace_writes_into_it_not_a_second_one(tmp_path, capsys,
+                                                                          monkeypatch):
+    assert main(["start", "M07.6", "--workspace", str(tmp_path / "ws")]) == 0
+    mine = tmp_path / "ws/python/tinyllm/prob/rejection.py"
+    mine.write_text("# my work\n")
+    monkeypatch.chdir(tmp_path / "ws/python/tinyllm/prob")  # where the student edits
+    assert main(["start", "M07.1"]) == 0  # the next module, as ol check would find the workspace
+    assert (tmp_path / "ws/python/tinyllm/prob/categorical.py").is_file()
+    assert not (tmp_path / "ws/python/tinyllm/prob/python").exists()
+    assert mine.read_text() == "# my work\n"
+    assert f"workspace {tmp_path / 'ws'}" in capsys.readouterr().out.splitlines()[0]
+
+
+def test_force_whose_backup_cannot_be_written_is_one_line_and_keeps_the_file(tmp_path, capsys,
+                                                                             monkeypatch):
+    assert main(["start", "M07.6", "--workspace", str(tmp_path)]) == 0
+    mine = tmp_path / "python/tinyllm/prob/rejection.py"
+    mine.write_text("# my work\n")
+
+    def read_only(*args, **kwargs):  # as in a folder mounted read-only (root writes elsewhere)
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr("shutil.copy2", read_only)
+    capsys.readouterr()
+    assert main(["start", "M07.6", "--workspace", str(tmp_path), "--force"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("ol: cannot keep a backup of ") and (
+        "Read-only file system (make the folder writable" in err), err
+    assert mine.read_text() == "# my work\n"
+
+
 def test_the_needs_error_names_the_command_with_ref_deps(tmp_path, capsys):
     start(load_course().module("M07.6"), tmp_path)
     assert main(["check", "M07.6", "--workspace", str(tmp_path)]) == 2
