@@ -8,7 +8,7 @@ import os
 import stat
 import sys
 
-from harness.commands.common import out, seed_option
+from harness.commands.common import columns, out, seed_option
 from harness.commands.reports import check_report_paths, write_files
 from harness.engine.course import load_course
 from harness.engine.events import Listener, Step
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         lines = _Lines(reports, stack)
         result = api.gate(request, lines)
-    sys.stdout.write(format_failures(result))
+    sys.stdout.write(format_failures(result, columns()))
     if result.unconfined():
         print(f"ol: warning: the sandbox was partial here (missing: {', '.join(result.unconfined())})"
               "; every module's report says so; see docs/isolation.md", file=sys.stderr)

@@ -9,22 +9,24 @@ from harness.gate.engine import GateResult, ModuleGate
 from harness.report.quotes import Quotes
 
 
-def format_failures(result: GateResult) -> str:
-    """What follows the module lines: each failure, error and block, then the gate's line."""
+def format_failures(result: GateResult, width: int | None = None) -> str:
+    """What follows the module lines: each failure, error and block, then the gate's line; every
+    line within ``width`` columns (None: whole), a failure's long lists of numbers cut as
+    ``ol check`` cuts them."""
     from harness.escape import printable
-    from harness.report.text import failures_and_summary
+    from harness.report.text import failures_and_summary, fit
 
     lines: list[str] = []
     for m in result.modules:
         if m.status == "fail" and m.run is not None:
             lines += ["", f"== {m.module} {m.title}: fail"]
-            lines += failures_and_summary(m.run).rstrip("\n").splitlines()
+            lines += failures_and_summary(m.run, width, whole=width is None).rstrip("\n").splitlines()
         elif m.status == "error":
             lines += ["", f"== {m.module} {m.title}: error", f"    {printable(m.message)}"]
         elif m.status == "blocked":
             lines += ["", f"== {m.module} {m.title}: blocked {printable(m.message)}; not run"]
     lines += ["", result.summary_line()]
-    return "\n".join(lines) + "\n"
+    return fit("\n".join(lines), width) + "\n"
 
 
 def to_gate_json(result: GateResult) -> str:

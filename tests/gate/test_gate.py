@@ -123,13 +123,16 @@ def test_a_failed_dependency_blocks_the_module(course, tmp_path, capsys, junit_s
                                                monkeypatch):
     summary = tmp_path / "step-summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    monkeypatch.setenv("COLUMNS", "60")  # the failures fit it, as ol check's do
     root = workspace(tmp_path)
     break_categorical(root)
     code, doc = gate(tmp_path, root)
     out = capsys.readouterr().out
     assert code == 1
     assert "  M07.1  fail" in out and "  M07.6  blocked  by M07.1 (failed its check)" in out
-    assert "sample_categorical([0.5, 0.5], 0.5) returned 0, expected 1" in out  # the failure
+    assert "sample_categorical([0.5, 0.5], 0.5) returned 0, expected 1" in " ".join(out.split())
+    failures = out[out.index("\n== "):out.index("\nwrote ")]
+    assert max(map(len, failures.splitlines())) <= 60, failures
     m071, m076 = doc["modules"]
     assert (m071["status"], m071["failed"]) == ("fail", 2)
     assert (m076["status"], m076["blocked_by"], m076["run"]) == ("blocked", ["M07.1"], None)
