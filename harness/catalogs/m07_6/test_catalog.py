@@ -1588,15 +1588,24 @@ def negative_zero_calls() -> list[tuple[str, tuple, tuple]]:
     ]
 
 
+def _number_key(v):
+    """A number as ``zero_key`` compares it: -0.0 as 0.0, every NaN as one NaN (the two calls'
+    NaNs are the same answer, though NaN != NaN)."""
+    v = v.item() if isinstance(v, np.generic) else v
+    if isinstance(v, float):
+        return "nan" if math.isnan(v) else v + 0.0
+    return v
+
+
 def zero_key(r) -> tuple:
-    """A call's answer, -0.0 and 0.0 being one answer (they are one number)."""
+    """A call's answer, -0.0 and 0.0 being one answer (they are one number), a NaN another's."""
     if r.error is not None:
         return ("raised", type(r.error).__name__)
     value = r.value
     if isinstance(value, np.ndarray):
-        return ("array", str(value.dtype), tuple(v + 0.0 for v in value.tolist()))
+        return ("array", str(value.dtype), tuple(_number_key(v) for v in value.tolist()))
     items = value if isinstance(value, tuple) else (value,)
-    return ("ok", tuple(v.item() if isinstance(v, np.generic) else v for v in items))
+    return ("ok", tuple(_number_key(v) for v in items))
 
 
 def check_negative_zero(target) -> None:

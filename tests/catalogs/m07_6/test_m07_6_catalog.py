@@ -381,6 +381,27 @@ def test_negative_zero_answers_are_the_same_answer():
     assert failing(ref) == {}
 
 
+def test_nan_answers_are_one_answer_to_the_negative_zero_check():
+    """A residual that is NaN for p = q (0/0: pitfall 6) answers NaN with -0.0 and with 0.0 in
+    the same place: the same answer, so only the p = q test fails, not the -0.0 check with a
+    sign-bit story (NaN != NaN once made it fail there, found by an outside writer)."""
+    ref = reference_copy(MODULE, "ol_nan_residual")
+    real = ref.residual_distribution
+
+    def residual(p, q):
+        real(p, q)  # the checks
+        p_arr, q_arr = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+        nums = np.maximum(p_arr - q_arr, 0.0)
+        z = 0.0
+        for v in nums.tolist():  # left to right, as the contract sums
+            z += v
+        with np.errstate(invalid="ignore"):
+            return nums / z
+
+    ref.residual_distribution = residual
+    assert failing(ref).keys() == {"test_residual_when_p_equals_q"}
+
+
 def test_the_geometric_tests_named_alpha_is_its_exact_false_alarm_rate():
     """GEOMETRIC_ALPHA (in the test's checks text and docs/catalog-rules.md) is the exact rate at
     GEOMETRIC_SIGMAS; the chapter's 4 standard errors would be 7.5e-5."""
