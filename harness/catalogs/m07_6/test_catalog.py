@@ -349,6 +349,11 @@ def check_step_law(target, p, q, label: str, cells, results) -> None:
                f"{law_table(law, expected)}", 5)
         return
     where = cell_words(p, q, *difference)
+    if exact_explains(p, q, results):
+        raise CatalogFailure(f"{label}: {where}\n  p = {list(p)}, q = {list(q)}\n  every answer that "
+                             "differs is the accept test u < p_x / q_x done exactly, on the ratio "
+                             "before rounding: the contract compares u with the ratio rounded to "
+                             "float64 (the law is p all the same; the decisions differ)", 18)
     narrow = narrow_explains(p, q, results)
     if narrow:
         raise CatalogFailure(f"{label}: {where}\n  p = {list(p)}, q = {list(q)}\n  every answer that "
@@ -369,8 +374,32 @@ def check_step_law(target, p, q, label: str, cells, results) -> None:
                          f"law, enumerated exactly:\n{law_table(law, expected)}", pitfall)
 
 
+def exact_explains(p, q, results) -> bool:
+    """Every differing answer is the contract's step with ``u < p_x / q_x`` decided on the exact
+    ratio (a ``Fraction``), and at least one answer differs."""
+    differing = 0
+    for r in results:
+        _, _, x, ua, ur = r.args
+        got = step_value(r.value)
+        if got == contract_step(p, q, x, ua, ur):
+            continue
+        if q[x] == 0:
+            return False
+        keeps = Fraction(ua) < Fraction(p[x]) / Fraction(q[x])
+        if keeps == (ua < p[x] / q[x]):  # the same decision as the contract's: not this
+            return False
+        rejects_at = math.nextafter(1.0, 0.0)  # the contract's rejection branch, whatever r < 1
+        if got != ((x, True) if keeps else contract_step(p, q, x, rejects_at, ur)):
+            return False
+        differing += 1
+    return differing > 0
+
+
 def narrow_explains(p, q, results) -> str | None:
-    """The narrow type (float32, bfloat16) whose accept test explains every differing answer."""
+    """The narrow type (float32, bfloat16) whose accept test explains every differing answer,
+    and nothing else does: where the exact ratio or the test ``u * q_x < p_x`` answers as the
+    code does too, the narrow type is only one of the explanations (code comparing exactly, or
+    multiplying, once read "done in float32": found by an outside writer)."""
     kinds = set()
     for r in results:
         _, _, x, ua, ur = r.args
@@ -379,6 +408,8 @@ def narrow_explains(p, q, results) -> str | None:
             continue
         kind = narrow_accept(p[x], q[x], ua)
         if kind is None or got[1] == (ua < p[x] / q[x]):
+            return None
+        if got[1] in (Fraction(ua) < Fraction(p[x]) / Fraction(q[x]), ua * q[x] < p[x]):
             return None
         kinds.add(kind)
     return kinds.pop() if len(kinds) == 1 else None

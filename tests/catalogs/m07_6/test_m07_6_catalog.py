@@ -402,6 +402,24 @@ def test_nan_answers_are_one_answer_to_the_negative_zero_check():
     assert failing(ref).keys() == {"test_residual_when_p_equals_q"}
 
 
+def test_an_accept_test_on_the_exact_ratio_is_told_as_such_with_pitfall_18():
+    """u < p_x / q_x on Fractions (the ratio not rounded): its few differing decisions once read
+    "done in float32" or "u_accept and u_resample swapped" (an outside writer's correct-looking
+    code); the enumerated law test now says what it is."""
+    from fractions import Fraction
+
+    ref = reference_copy(MODULE, "ol_exact_ratio")
+    real = ref.rejection_accept
+
+    def accept(p_x, q_x, u):
+        real(p_x, q_x, u)  # the checks
+        return Fraction(u) < Fraction(p_x) / Fraction(q_x)
+
+    ref.rejection_accept = accept
+    found = failing(ref)
+    assert found["test_speculative_output_is_exactly_p"] == 18, found
+
+
 def test_the_geometric_tests_named_alpha_is_its_exact_false_alarm_rate():
     """GEOMETRIC_ALPHA (in the test's checks text and docs/catalog-rules.md) is the exact rate at
     GEOMETRIC_SIGMAS; the chapter's 4 standard errors would be 7.5e-5."""
