@@ -39,6 +39,7 @@ from harness.sandbox.rundirs import (
     run_dir,
     sweep_folders,
     sweep_once,
+    sweep_owned_cgroups,
     tag_of,
 )
 from harness.sandbox.worker import CODE as WORKER_CODE
@@ -143,12 +144,15 @@ def rlimits(limits: Limits) -> dict[str, int]:
             "disk_mb": int(limits.disk_mb)}
 
 
+_HELD = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGALRM}
+
+
 @contextlib.contextmanager
 def _signals_held() -> Iterator[None]:
-    """SIGINT (Ctrl-C) and SIGALRM (the runner's alarm) wait while a tree is killed: never a
-    half-killed tree."""
+    """SIGINT (Ctrl-C), SIGTERM and SIGHUP (which stop ol as Ctrl-C does: ``harness.cli``) and
+    SIGALRM (the runner's alarm) wait while a tree is killed: never a half-killed tree."""
     main = threading.current_thread() is threading.main_thread()
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGALRM}) if main else None
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD) if main else None
     try:
         yield
     finally:
@@ -250,6 +254,7 @@ class Supervised:
             remove_tree(self.home)
             if self.tag is not None:  # a harness process (a slot) killed before its own clean-up
                 sweep_folders(owner=self.tag)
+                sweep_owned_cgroups(owner=self.tag)  # its workers' cgroups (their tasks killed)
 
 
 class Drained:
