@@ -184,3 +184,28 @@ def test_a_terminated_grade_ends_its_slots_and_their_workers(tmp_path):
     # No file half-written in the gradebook's folder (a report is written to a temporary file,
     # then renamed): whatever is there is whole.
     assert [p.name for p in out.rglob(".*.tmp")] == []
+
+
+def test_a_terminated_lab_stops_its_forked_processes_without_a_word_from_them(tmp_path):
+    # ol lab runs its mutants in a pool of processes forked from ol, which the pool ends with
+    # SIGTERM: they must die of it, not raise what ol raises (a traceback from each).
+    run = Ol(tmp_path, "lab", "M07.1", "--jobs", "2", env={"OL_NO_CACHE": "1"})
+    try:
+        wait_until(lambda: len(descendants(run.proc.pid)) >= 2)
+        below, cgroups = stop(run, signal.SIGTERM)
+    finally:
+        run.kill()
+    assert_clean(run, signal.SIGTERM, below, cgroups)
+    assert run.err == "ol: interrupted (SIGTERM)\n", run.text
+
+
+def test_a_terminated_mine_run_ends_its_fork_server_and_the_test_that_hangs(tmp_path):
+    # The student's own suite hangs (and ignores SIGTERM): the fork server and its forks must go.
+    suite = REPO_ROOT / "tests" / "own_tests" / "suites" / "hostile_hang"
+    run = Ol(tmp_path, "tests", "M07.6", "--mine", str(suite), "--jobs", "2")
+    try:
+        wait_until(lambda: len(descendants(run.proc.pid)) >= 3)  # the server and a fork or two
+        below, cgroups = stop(run, signal.SIGHUP)
+    finally:
+        run.kill()
+    assert_clean(run, signal.SIGHUP, below, cgroups)
