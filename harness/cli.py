@@ -465,7 +465,7 @@ def stop_on_termination() -> None:
     """SIGTERM and SIGHUP stop the command as Ctrl-C does (``Terminated``); one left ignored by
     whoever started ol (``nohup``) stays ignored. Only the first one raises: one that comes while
     ol cleans up is let pass, so the clean-up (bounded: every wait in it has a deadline) ends.
-    A process forked from ol (a ``multiprocessing`` pool's worker, which ``Pool.terminate`` ends
+    A process forked from ol (a worker of ``ol lab``'s process pool, which ``Pool.terminate`` ends
     with SIGTERM) dies of it as it would have without this handler."""
     owner = os.getpid()
 
