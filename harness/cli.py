@@ -481,12 +481,14 @@ def stop_on_termination() -> None:
             signal.signal(sig, on_signal)
 
 
-def _ignore_once_stopping() -> None:
-    """After a stopped command: further SIGTERMs and SIGHUPs ignored. The interpreter's exit puts
-    back the default (death) for each signal Python handles, and the exit code is already told."""
-    if _stopping:
-        for sig in TERMINATING:
-            signal.signal(sig, signal.SIG_IGN)
+def _after_the_command() -> None:
+    """Once ``main`` returned, everything is cleaned up: a SIGTERM or SIGHUP no longer raises (a
+    traceback from the interpreter's exit). After a stopped command further ones are ignored (the
+    interpreter's exit would put back the default, death, and the exit code is told); after any
+    other, the default is back."""
+    for sig in TERMINATING:
+        if signal.getsignal(sig) is not signal.SIG_IGN:
+            signal.signal(sig, signal.SIG_IGN if _stopping else signal.SIG_DFL)
 
 
 def _die_of(signum: int) -> None:
@@ -510,7 +512,7 @@ def entry() -> int:
     single_threaded_blas()
     stop_on_termination()
     code = main(ends_process=True)
-    _ignore_once_stopping()
+    _after_the_command()
     gc.freeze()
     return code
 
