@@ -16,6 +16,7 @@ import os
 import shutil
 import signal
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -23,9 +24,10 @@ import pytest
 from olrun import Ol
 
 from harness.paths import REPO_ROOT
+from harness.sandbox import supervisor
 from harness.sandbox.rundirs import pids_parent, v1_parent
 
-pytestmark = pytest.mark.slow  # each run starts M07.6's catalog and a worker (3-8 s)
+slow = pytest.mark.slow  # each run starts a catalog and a worker or a pool (3-8 s)
 UP_BOUND_S = 90.0  # until the worker is up; a few seconds on a quiet machine
 END_BOUND_S = 60.0  # from the signal to ol's exit: the clean-up's waits are bounded by seconds
 
@@ -138,6 +140,7 @@ def assert_clean(run: Ol, sig: int, below: set[int], cgroups: list[str]) -> None
     assert [c for c in cgroups if os.path.exists(c)] == []
 
 
+@slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_a_terminated_check_cleans_up_as_ctrl_c_does(tmp_path, sig):
     ws = sleeper(tmp_path / "ws")
@@ -150,6 +153,7 @@ def test_a_terminated_check_cleans_up_as_ctrl_c_does(tmp_path, sig):
     assert_clean(run, sig, below, cgroups)
 
 
+@slow
 def test_signals_that_keep_coming_during_the_clean_up_do_not_cut_it_short(tmp_path):
     # A burst: the first stops the check, the rest arrive while it kills and removes the worker.
     ws = sleeper(tmp_path / "ws")
@@ -163,6 +167,7 @@ def test_signals_that_keep_coming_during_the_clean_up_do_not_cut_it_short(tmp_pa
     assert_clean(run, signal.SIGTERM, below, cgroups)
 
 
+@slow
 def test_a_terminated_grade_ends_its_slots_and_their_workers(tmp_path):
     subs = tmp_path / "subs"
     for name in ("s1", "s2"):
@@ -186,6 +191,7 @@ def test_a_terminated_grade_ends_its_slots_and_their_workers(tmp_path):
     assert [p.name for p in out.rglob(".*.tmp")] == []
 
 
+@slow
 def test_a_terminated_lab_stops_its_forked_processes_without_a_word_from_them(tmp_path):
     # ol lab runs its mutants in a pool of processes forked from ol, which the pool ends with
     # SIGTERM: they must die of it, not raise what ol raises (a traceback from each).
@@ -199,6 +205,7 @@ def test_a_terminated_lab_stops_its_forked_processes_without_a_word_from_them(tm
     assert run.err == "ol: interrupted (SIGTERM)\n", run.text
 
 
+@slow
 def test_a_terminated_mine_run_ends_its_fork_server_and_the_test_that_hangs(tmp_path):
     # The student's own suite hangs (and ignores SIGTERM): the fork server and its forks must go.
     suite = REPO_ROOT / "tests" / "own_tests" / "suites" / "hostile_hang"
@@ -209,3 +216,35 @@ def test_a_terminated_mine_run_ends_its_fork_server_and_the_test_that_hangs(tmp_
     finally:
         run.kill()
     assert_clean(run, signal.SIGHUP, below, cgroups)
+
+
+class Stopped(Exception):
+    pass
+
+
+def test_a_signal_during_a_kill_waits_for_its_end_even_when_another_thread_gets_it():
+    # The main thread blocks the signal while it kills a tree; the kernel then gives a signal sent
+    # to the process to another thread (ol always has one: the pipe's drain), and Python runs the
+    # handler in the main thread all the same: inside the kill, unless the handler waits too.
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signal handlers are the main thread's")
+    stop_waiting = threading.Event()
+    other = threading.Thread(target=stop_waiting.wait, args=(10,), daemon=True)
+    other.start()
+
+    def stopped(signum, frame):
+        raise Stopped(signum)
+
+    previous = signal.signal(signal.SIGTERM, stopped)
+    reached = []
+    try:
+        with pytest.raises(Stopped), supervisor._signals_held():
+            os.kill(os.getpid(), signal.SIGTERM)  # to the process, as `kill PID` sends it
+            for _ in range(200):  # bytecodes and sleeps: where a handler would run
+                time.sleep(0.001)
+            reached.append("the end of the kill")
+        assert reached == ["the end of the kill"]
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        stop_waiting.set()
+        other.join(10)
