@@ -492,7 +492,11 @@ def _after_the_command() -> None:
 
 
 def _die_of(signum: int) -> None:
-    signal.signal(signum, signal.SIG_DFL)
+    """End this process as ``signum``'s default would have ended it."""
+    try:
+        signal.signal(signum, signal.SIG_DFL)
+    except ValueError:  # not the main thread (cannot happen in a forked child; all the same)
+        os._exit(128 + signum)
     os.kill(os.getpid(), signum)
 
 

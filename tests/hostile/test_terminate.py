@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import shutil
 import signal
 import textwrap
@@ -99,8 +100,6 @@ def wait_until(what, bound_s: float = UP_BOUND_S) -> None:
 
 def read_until(run: Ol, text: str, bound_s: float = UP_BOUND_S) -> str:
     """ol's stdout until it holds ``text`` (the rest ``run.wait`` reads)."""
-    import select
-
     got, due = b"", time.monotonic() + bound_s
     fd = run.proc.stdout.fileno()
     while text.encode() not in got:
