@@ -1,7 +1,8 @@
 """The ``ol`` command: parse arguments, call one engine function per command, report, exit.
 
 Exit codes: 0 verdict pass, 1 verdict fail, 2 usage or setup error, 3 internal error, 4 a
-partial run (``ol check -k``, ``--maxfail``) with no failure: no verdict. Only
+partial run (``ol check -k``, ``--maxfail``) with no failure: no verdict; 130 Ctrl-C, 143
+SIGTERM, 129 SIGHUP (128 + the signal, as a shell reports it), each after the same clean-up. Only
 ``main`` turns a ``HarnessError`` into its one line; an unforeseen error prints one line and
 leaves its traceback in a log file it names.
 """
@@ -12,6 +13,7 @@ import argparse
 import datetime as dt
 import gc
 import os
+import signal
 import sys
 import tempfile
 import traceback
@@ -411,6 +413,20 @@ def _grade_parser(p: argparse.ArgumentParser, modules: list[tuple[str, str]]) ->
               "continued after a kill keeps the seed it records")
 
 
+# What `timeout`, systemd, a CI runner's cancel (SIGTERM) and a closed terminal (SIGHUP) send.
+TERMINATING = (signal.SIGTERM, signal.SIGHUP)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where the main thread is, as Ctrl-C raises ``KeyboardInterrupt``:
+    every clean-up that Ctrl-C runs (the ``finally`` blocks, the supervised processes killed,
+    their folders and cgroups removed, no report half-written) runs for it too."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
 def main(argv: Sequence[str] | None = None, *, ends_process: bool = False) -> int:
     """Run one command; its exit code. ``ends_process`` (``entry`` only): the process ends with
     the command, which may then leave its objects to the exit (``args.ends_process``); a caller
@@ -428,6 +444,9 @@ def main(argv: Sequence[str] | None = None, *, ends_process: bool = False) -> in
     except HarnessError as exc:
         print(_one_line(exc.line()), file=sys.stderr)
         return exc.exit_code
+    except Terminated as exc:  # SIGTERM, SIGHUP: cleaned up as at Ctrl-C, the shell's exit code
+        print(f"ol: interrupted ({signal.Signals(exc.signum).name})", file=sys.stderr)
+        return 128 + exc.signum
     except KeyboardInterrupt:
         print("ol: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -438,6 +457,48 @@ def main(argv: Sequence[str] | None = None, *, ends_process: bool = False) -> in
         print(_one_line(f"ol: internal error: {type(exc).__name__}: {exc} (the traceback is in {log})"),
               file=sys.stderr)
         return EXIT_INTERNAL
+
+
+_stopping: list[int] = []  # the signal that is stopping this process, once one came
+
+
+def stop_on_termination() -> None:
+    """SIGTERM and SIGHUP stop the command as Ctrl-C does (``Terminated``); one left ignored by
+    whoever started ol (``nohup``) stays ignored. Only the first one raises: one that comes while
+    ol cleans up is let pass, so the clean-up (bounded: every wait in it has a deadline) ends.
+    A process forked from ol (a worker of ``ol lab``'s process pool, which ``Pool.terminate`` ends
+    with SIGTERM) dies of it as it would have without this handler."""
+    owner = os.getpid()
+
+    def on_signal(signum: int, frame: object) -> None:
+        if os.getpid() != owner:
+            _die_of(signum)
+        elif not _stopping:
+            _stopping.append(signum)
+            raise Terminated(signum)
+
+    for sig in TERMINATING:
+        if signal.getsignal(sig) is signal.SIG_DFL:
+            signal.signal(sig, on_signal)
+
+
+def _after_the_command() -> None:
+    """Once ``main`` returned, everything is cleaned up: a SIGTERM or SIGHUP no longer raises (a
+    traceback from the interpreter's exit). After a stopped command further ones are ignored (the
+    interpreter's exit would put back the default, death, and the exit code is told); after any
+    other, the default is back."""
+    for sig in TERMINATING:
+        if signal.getsignal(sig) is not signal.SIG_IGN:
+            signal.signal(sig, signal.SIG_IGN if _stopping else signal.SIG_DFL)
+
+
+def _die_of(signum: int) -> None:
+    """End this process as ``signum``'s default would have ended it."""
+    try:
+        signal.signal(signum, signal.SIG_DFL)
+    except ValueError:  # not the main thread (cannot happen in a forked child; all the same)
+        os._exit(128 + signum)
+    os.kill(os.getpid(), signum)
 
 
 def entry() -> int:
@@ -454,7 +515,9 @@ def entry() -> int:
     ``ends_process`` tells the command that the process ends with it: ``ol check`` then freezes the
     collector's heap when its tests start (``commands.check``)."""
     single_threaded_blas()
+    stop_on_termination()
     code = main(ends_process=True)
+    _after_the_command()
     gc.freeze()
     return code
 

@@ -125,8 +125,9 @@ def sweep_folders(parent: str | Path | None = None, owner: str | None = None) ->
     return removed
 
 
-def sweep_cgroups(parent: str | None) -> list[str]:
-    """Remove the cgroups below ``parent`` whose owner is gone, killing their tasks first."""
+def sweep_cgroups(parent: str | None, owner: str | None = None) -> list[str]:
+    """Remove the cgroups below ``parent`` whose owner is gone, or (``owner``, a ``PID.START``
+    tag) that one dead owner's, killing their tasks first."""
     removed: list[str] = []
     if parent is None:
         return removed
@@ -135,7 +136,9 @@ def sweep_cgroups(parent: str | None) -> list[str]:
     except OSError:
         return removed
     for entry in entries:
-        if owner_alive(entry.name) or not entry.is_dir(follow_symlinks=False):
+        if owner is not None and f"-{owner}-" not in entry.name:
+            continue
+        if (owner is None and owner_alive(entry.name)) or not entry.is_dir(follow_symlinks=False):
             continue
         if remove_cgroup(entry.path, time.monotonic() + 1.0, kill=True):
             removed.append(entry.name)
@@ -195,9 +198,14 @@ def v1_parent(controller: str) -> str | None:
 def sweep_once() -> None:
     """The sweep, once per process: the temporary directory and the pids cgroups."""
     sweep_folders()
-    sweep_cgroups(pids_parent())
-    sweep_cgroups(pids_parent_v2())
-    sweep_cgroups(v1_parent("memory"))
+    sweep_owned_cgroups()
+
+
+def sweep_owned_cgroups(owner: str | None = None) -> None:
+    """``sweep_cgroups`` in each hierarchy ol makes cgroups in (pids v1 and v2, memory)."""
+    sweep_cgroups(pids_parent(), owner)
+    sweep_cgroups(pids_parent_v2(), owner)
+    sweep_cgroups(v1_parent("memory"), owner)
 
 
 def pids_parent_v2(mountinfo: str = "/proc/self/mountinfo",

@@ -39,6 +39,7 @@ from harness.sandbox.rundirs import (
     run_dir,
     sweep_folders,
     sweep_once,
+    sweep_owned_cgroups,
     tag_of,
 )
 from harness.sandbox.worker import CODE as WORKER_CODE
@@ -143,17 +144,39 @@ def rlimits(limits: Limits) -> dict[str, int]:
             "disk_mb": int(limits.disk_mb)}
 
 
+_HELD = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGALRM}
+
+
 @contextlib.contextmanager
 def _signals_held() -> Iterator[None]:
-    """SIGINT (Ctrl-C) and SIGALRM (the runner's alarm) wait while a tree is killed: never a
-    half-killed tree."""
-    main = threading.current_thread() is threading.main_thread()
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGALRM}) if main else None
+    """SIGINT (Ctrl-C), SIGTERM and SIGHUP (which stop ol as Ctrl-C does: ``harness.cli``) and
+    SIGALRM (the runner's alarm) wait while a tree is killed: never a half-killed tree.
+
+    Blocking them in the main thread is not enough: the kernel then gives a signal sent to the
+    process to another thread (a ``Drained`` pipe's, a grading thread), and Python still runs its
+    handler in the main thread, inside the kill. So their handlers are also swapped for one that
+    notes the signal, and each one noted is raised again once the tree is dead."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers are the main thread's alone
+        return
+    noted: list[int] = []
+
+    def later(signum: int, frame: object) -> None:
+        noted.append(signum)
+
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+    handlers: dict[int, Any] = {}
     try:
+        for sig in _HELD:
+            if callable(signal.getsignal(sig)):
+                handlers[sig] = signal.signal(sig, later)
         yield
     finally:
-        if old is not None:
-            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        for held, handler in handlers.items():
+            signal.signal(held, handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        for signum in dict.fromkeys(noted):
+            signal.raise_signal(signum)
 
 
 class Supervised:
@@ -250,6 +273,7 @@ class Supervised:
             remove_tree(self.home)
             if self.tag is not None:  # a harness process (a slot) killed before its own clean-up
                 sweep_folders(owner=self.tag)
+                sweep_owned_cgroups(owner=self.tag)  # its workers' cgroups (their tasks killed)
 
 
 class Drained:
