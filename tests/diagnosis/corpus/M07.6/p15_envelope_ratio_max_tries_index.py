@@ -1,6 +1,6 @@
 # expect: ol pitfall 15
 # style: numpy vectorised on np.asarray views (base: p15_envelope_as_ratio.py); max_tries read with operator.index, so 2.5 raises TypeError (the contract allows it)
-# bug: the envelope is checked as max(p / q) > m (as p15_envelope_as_ratio.py): a valid tight envelope p_i == m q_i is refused after rounding
+# bug: the envelope is checked as max(p / q) > m (as p15_envelope_as_ratio.py): a valid tight envelope p_i == m q_i is refused after rounding (and, as in its base, q_i = -0.0 < p_i gives p_i / q_i = -inf, so that envelope passes: pitfall 7, named second)
 # caught-by: test_rejection_sample_checks_the_envelope
 # only-known-mistakes: the TypeError for max_tries = 2.5 is allowed by the contract; it once hid the real mistake behind "matches no known mistake" (review F6, W71)
 # counterexample: rejection_sample([0.30000000000000004, 0.7], [0.1, 0.9], 3, rng) with uniforms [0.0, 0.0]: the contract returns (0, 1); this file raises ValueError
