@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.diagnosis.accepted import MAX_QUESTIONS, accepted, other_class
 from harness.diagnosis.determinism import Ask, Unstable, find_unstable
 from harness.diagnosis.record import Batch, Recorder
 from harness.engine.course import Module, load_course
@@ -391,6 +392,12 @@ def diagnose(module: Module, run: RunResult, recorder: Recorder,
     agreeing = [(plan, p) for plan in plans for p in plan.probes
                 if (id(p.batch), p.index) in ref_answers
                 and ref_answers[(id(p.batch), p.index)][0] == p.key]
+    alike = _accepted_classes(module, run, reference, differing, ref_answers)
+    if alike:  # another exception class the catalog accepts there: the contract's answer too
+        order = {id(p): k for k, (_, p) in enumerate(_probes(plans))}
+        agreeing = sorted(agreeing + [(plan, p) for plan, p in differing if id(p) in alike],
+                          key=lambda x: order[id(x[1])])
+        differing = [(plan, p) for plan, p in differing if id(p) not in alike]
     unstable = find_unstable([p for _, p in differing], ask) if ask is not None else None
     differing = _affordable(differing, ref_answers)
     agreeing = _affordable(agreeing, ref_answers, cheap=True)
@@ -407,6 +414,39 @@ def diagnose(module: Module, run: RunResult, recorder: Recorder,
         matches = _matches(module, run, plans, chosen, agreeing, ref_answers, returns, alarm, quiet)
     entries += _explain(module, run, differing, ref_answers, matches, unstable)
     return tuple(entries)
+
+
+def _probes(plans: list[Plan]) -> list[tuple[Plan, Probe]]:
+    return [(plan, p) for plan in plans for p in plan.probes]
+
+
+def _accepted_classes(module: Module, run: RunResult, reference: ModuleType,
+                      differing: list[tuple[Plan, Probe]], ref_answers: dict) -> set[int]:
+    """The differing calls (by probe id) where the code raised ``TypeError`` and the reference
+    ``ValueError`` (or the reverse) and the catalog accepts the code's class
+    (``accepted.accepted``): per failing test, all such calls asked at once, then one by one."""
+    asked: dict[str, list[tuple[Probe, str]]] = {}
+    for _, p in differing:
+        mine = p.batch.results[p.index] if p.index < p.batch.answered else None
+        name = other_class(mine, ref_answers[(id(p.batch), p.index)][1])
+        if name is not None:
+            asked.setdefault(p.test, []).append((p, name))
+    out: set[int] = set()
+    questions = 0
+    for test, probes in asked.items():
+        groups = [probes] + ([[x] for x in probes] if len(probes) > 1 else [])
+        for group in groups:
+            if questions >= MAX_QUESTIONS:
+                return out
+            if any(id(p) in out for p, _ in group):
+                continue
+            questions += 1
+            if accepted(module, reference, test, run.seed,
+                        [(p.batch, p.index, name) for p, name in group]):
+                out |= {id(p) for p, _ in group}
+                if group is probes:
+                    break
+    return out
 
 
 def _matches(module: Module, run: RunResult, plans: list[Plan], differing: list[tuple[Plan, Probe]],
@@ -688,7 +728,7 @@ def _worded(module: Module, f: Finding, total: int, unstable: Unstable | None,
         assert unstable is not None
         first = unstable.batch.results[unstable.index] if unstable.index < unstable.batch.answered \
             else None
-        said = _unstable_words(unstable, first)
+        said = unstable_words(unstable, first)
         named = f": {_pitfall_words(module, lead)}" if lead is not None else ""
         tests = f"; this accounts for {_names(f.tests)}" if f.tests else ""
         text = (f"your code answers the same call differently: {said}; a function of the "
@@ -728,11 +768,15 @@ def _worded(module: Module, f: Finding, total: int, unstable: Unstable | None,
                      evidence=(f.message,) if f.message else ())
 
 
-def _unstable_words(unstable: Unstable, first: Any) -> str:
-    again = outcome_words(unstable.again, unstable.violation).removeprefix("returned ")
-    said = outcome_words(first).removeprefix("returned ") if first is not None else "something else"
-    return (f"{call_text(unstable.batch.fn, unstable.batch.calls[unstable.index])} returned "
-            f"{said}, and {again} when asked again with the same arguments and uniforms")
+def unstable_words(unstable: Unstable, first: Any) -> str:
+    """``CALL returned X, and Y when asked again ...``, each answer with its own verb (``raised
+    ValueError: ...``, ``returned (1, False)``): the verb is the outcome's, never assumed."""
+    again = outcome_words(unstable.again, unstable.violation)
+    said = outcome_words(first) if first is not None else "answered something else"
+    if said.startswith("returned ") and again.startswith("returned "):
+        again = again.removeprefix("returned ")  # "returned 1, and 2 when asked again"
+    return (f"{call_text(unstable.batch.fn, unstable.batch.calls[unstable.index])} {said}, "
+            f"and {again} when asked again with the same arguments and uniforms")
 
 
 def _more(module: Module, findings: list[Finding]) -> Diagnosis:

@@ -6,10 +6,10 @@ import html
 import json
 import re
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from harness.engine.results import WRONG, Outcome, RunResult, TestResult, score_text
+from harness.engine.results import WRONG, Diagnosis, Outcome, RunResult, TestResult, score_text
 from harness.escape import UNSAFE, printable
 
 # Plain markers (no emoji): they read the same in a terminal, a CI log and a step summary.
@@ -87,12 +87,25 @@ def run_cases_line(result: RunResult, always: bool = False) -> str:
 MAX_OUTPUT_LINES = 20
 
 
-def pitfall_line(test: TestResult, module: str = "MODULE") -> str:
+def pitfall_line(test: TestResult, module: str = "MODULE",
+                 diagnosis: Sequence[Diagnosis] = ()) -> str:
     """``see pitfall N: <text>`` (``see ol pitfall N (ol's own, ...)`` for one not in the
-    chapter's table), or ``""`` when the result names no pitfall."""
+    chapter's table), or ``""`` when the result names no pitfall.
+
+    With the run's ``diagnosis``: a wrong answer whose check's pitfall no entry names was put
+    down to another finding (a failing test no finding accounts for gets an entry of its own,
+    with its check's pitfall; the last entry names the pitfalls of those not shown), so the
+    line says what the check guards and sends the student to the diagnosis, not to a mistake
+    the code does not make (review F4: a draw-order bug sent to the validation pitfall)."""
     if test.pitfall is None:
         return ""
     label = test.pitfall_label or f"pitfall {test.pitfall}"
+    named = {p for d in diagnosis for p in d.pitfalls}
+    if diagnosis and test.category == WRONG and test.pitfall not in named:
+        mistakes = [d.label for d in diagnosis if d.kind in ("pitfall", "unstable") and d.label]
+        which = f" ({', '.join(mistakes)})" if mistakes else ""
+        return (f"this check guards {label}, but the diagnosis above finds another mistake "
+                f"behind this failure{which}: start there")
     text = test.pitfall_text or label
     own = f" (ol's own, listed by `ol tests {module}`)" if label.startswith("ol ") else ""
     return f"see {label}{own}: {text}"
@@ -138,11 +151,13 @@ def quoted(line: str) -> str:
     return line.replace("verdict:", "verdict\\:")
 
 
-def failure_text(test: TestResult, module: str = "MODULE") -> str:
-    """The message, the pitfall (or plain category) line, then the student's own evidence."""
+def failure_text(test: TestResult, module: str = "MODULE",
+                 diagnosis: Sequence[Diagnosis] = ()) -> str:
+    """The message, the pitfall (or plain category) line, then the student's own evidence
+    (``diagnosis``: the run's, which the pitfall line defers to, see ``pitfall_line``)."""
     message = test.message.rstrip() or f"{test.outcome.value} (no message was recorded)"
     lines = [message]
-    line = pitfall_line(test, module) or category_line(test)
+    line = pitfall_line(test, module, diagnosis) or category_line(test)
     if line:
         lines.append(line)
     lines += evidence_lines(test)

@@ -70,6 +70,6 @@ def _test(test: TestResult, result: RunResult) -> dict[str, object]:
         "max_score": points,
         "status": "passed" if test.ok else "failed",
         "output": "" if test.ok else printable(
-            f"{MARKERS[test.outcome]}: {failure_text(test, result.module)}"),
+            f"{MARKERS[test.outcome]}: {failure_text(test, result.module, result.diagnosis)}"),
         "visibility": VISIBILITY,
     }

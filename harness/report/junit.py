@@ -103,7 +103,7 @@ def _case(result: RunResult, test: TestResult) -> ET.Element:
     if test.ok:
         return case
     tag = "error" if test.outcome in ERROR_OUTCOMES else "failure"
-    text = xml_text(failure_text(test, result.module))
+    text = xml_text(failure_text(test, result.module, result.diagnosis))
     ET.SubElement(case, tag, {"message": _headline(text), "type": test.outcome.value}).text = text
     return case
 

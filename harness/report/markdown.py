@@ -10,8 +10,9 @@ escaped (``printable``).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-from harness.engine.results import RunResult, TestResult
+from harness.engine.results import Diagnosis, RunResult, TestResult
 from harness.escape import printable
 from harness.report.common import (
     MARKERS,
@@ -50,13 +51,13 @@ def to_markdown(result: RunResult) -> str:
         lines += ["", "**Diagnosis**", ""]
         lines += [f"- {md_cell(d.text)}" for d in result.diagnosis]
     for t in result.failures():
-        lines += ["", *_details(t, result.module)]
+        lines += ["", *_details(t, result.module, result.diagnosis)]
     if result.notes:
         lines += ["", *(f"> note: {md_cell(n)}" for n in result.notes)]
     return "\n".join(lines) + "\n"
 
 
-def _details(test: TestResult, module: str) -> list[str]:
+def _details(test: TestResult, module: str, diagnosis: Sequence[Diagnosis]) -> list[str]:
     message = printable(test.message.rstrip() or f"{test.outcome.value} (no message was recorded)")
     fence = "`" * max(3, _longest_backtick_run(message) + 1)
     out = [
@@ -67,7 +68,7 @@ def _details(test: TestResult, module: str) -> list[str]:
         message,
         fence,
     ]
-    line = pitfall_line(test, module)
+    line = pitfall_line(test, module, diagnosis)
     if line:
         out += ["", md_cell(line)]
     evidence = printable("\n".join(evidence_lines(test)))

@@ -149,7 +149,7 @@ def failures_and_summary(result: RunResult, width: int | None = None, whole: boo
         shown = dataclasses.replace(t, message=message)
         # Escaped before the split: a carriage return or a form feed is shown, not a line break.
         lines += [f"    {line}".rstrip()
-                  for line in printable(failure_text(shown, result.module)).splitlines()]
+                  for line in printable(failure_text(shown, result.module, result.diagnosis)).splitlines()]
     notes = [*result.notes, *([SHORTENED_NOTE] if shortened else [])]
     if notes:
         lines.append("")

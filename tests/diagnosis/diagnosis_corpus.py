@@ -13,6 +13,8 @@ contracts only (never from ol's reference or mutants), with a header saying what
     # diagnosis-misses: why         a known miss of the diagnosis (the test expects it to miss)
     # caught-by: test_a[, test_b]   for a wrong file: the catalog test(s) that must fail on it
     # worker-passes: why            caught in process, but ol check's isolated worker passes it
+    # only-known-mistakes: why      every diagnosis entry names a known mistake, none "matches no
+                                    known mistake" (nor a failed check told by its own words)
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ class Entry:
     misses: str = ""  # why the diagnosis is known not to name every pitfall of this file
     caught_by: tuple[str, ...] = ()  # the catalog tests that must fail on this (wrong) file
     worker_passes: str = ""  # why ol check's worker passes this file although the catalog fails it
+    known_only: str = ""  # why every entry must name a known mistake (``# only-known-mistakes:``)
 
     @property
     def name(self) -> str:
@@ -55,6 +58,8 @@ def _parse(module: str, path: Path) -> Entry:
                       if line.startswith("# caught-by:")), ())
     worker_passes = next((line.split(":", 1)[1].strip() for line in head
                           if line.startswith("# worker-passes:")), "")
+    known_only = next((line.split(":", 1)[1].strip() for line in head
+                       if line.startswith("# only-known-mistakes:")), "")
     version = re.search(r"\(python >= (\d+)\.(\d+)\)", expect)
     min_python = (int(version.group(1)), int(version.group(2))) if version else None
     expect = re.sub(r"\(.*?\)", "", expect).strip()
@@ -65,7 +70,8 @@ def _parse(module: str, path: Path) -> Entry:
     numbers = tuple(int(n) for n in re.findall(r"\d+", expect))
     assert numbers, f"{path}: cannot read the expectation {expect!r}"
     return Entry(module, path, "fail", numbers, passes_today=passes_today, min_python=min_python,
-                 misses=misses, caught_by=caught_by, worker_passes=worker_passes)
+                 misses=misses, caught_by=caught_by, worker_passes=worker_passes,
+                 known_only=known_only)
 
 
 def entries(module: str) -> list[Entry]:
