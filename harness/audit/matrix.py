@@ -16,7 +16,6 @@ as not covering, which is exact, not an estimate.
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import subprocess
 import sys
@@ -24,6 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from harness.engine.pools import forked_pool
 from harness.errors import HarnessError
 from harness.paths import REPO_ROOT
 
@@ -103,7 +103,7 @@ def main(argv: list[str]) -> int:
     if jobs == 1:
         rows.update(map(_row, keys))
     else:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        with forked_pool(jobs) as pool:
             rows.update(pool.imap_unordered(_row, keys))
     out = {"clean": clean, "mutants": rows, "duration_s": round(time.perf_counter() - start, 3),
            "python": str(root), "jobs": jobs}

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ast
 import importlib
-import multiprocessing
 import os
 import time
 from collections.abc import Callable
@@ -38,6 +37,7 @@ from harness.engine.course import Module, load_course
 from harness.engine.events import QUIET, Listener
 from harness.engine.mutants import Mutant, load_mutants, mutant_target, mutants_dir
 from harness.engine.own_code import load_reference, reference_target
+from harness.engine.pools import forked_pool
 from harness.engine.runner import alarm, run_case
 from harness.errors import HarnessError
 
@@ -181,7 +181,7 @@ def _trials(task: tuple[int, str, Any, list[int]]) -> list[Trial]:
 def _run(fn: Callable, tasks: list, jobs: int) -> list:
     if jobs == 1 or len(tasks) == 1:
         return [fn(t) for t in tasks]
-    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+    with forked_pool(jobs) as pool:
         return pool.map(fn, tasks, chunksize=1)
 
 

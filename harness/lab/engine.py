@@ -17,7 +17,6 @@ from __future__ import annotations
 import gc
 import itertools
 import json
-import multiprocessing
 import os
 import time
 from collections.abc import Callable, Collection
@@ -28,6 +27,7 @@ from harness.engine.catalog import collect
 from harness.engine.course import Module, load_course
 from harness.engine.events import QUIET, Listener, Step
 from harness.engine.mutants import Edit, Mutant, load_mutants, mutant_source, mutant_target
+from harness.engine.pools import forked_pool
 from harness.engine.requests import LabRequest
 from harness.engine.results import RunResult, TestResult, Verdict
 from harness.engine.runner import catalog_points, run_case
@@ -359,12 +359,11 @@ def _run_local(module: Module, by_id: dict[str, Mutant], work: list[tuple[str, t
             for unit in work:
                 finished(*_run_one(unit))
         else:
-            ctx = multiprocessing.get_context("fork")
             # What start-up loaded is shared with the forked processes; frozen, the collector
             # neither walks it nor copies its pages in every process.
             gc.collect()
             gc.freeze()
-            with ctx.Pool(jobs) as pool:
+            with forked_pool(jobs) as pool:
                 for mutant_id, results, seconds in pool.imap_unordered(_run_one, work):
                     finished(mutant_id, results, seconds)
     finally:

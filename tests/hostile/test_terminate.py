@@ -205,6 +205,23 @@ def test_a_terminated_lab_stops_its_forked_processes_without_a_word_from_them(tm
 
 
 @slow
+def test_ctrl_c_of_a_lab_is_one_line_not_one_traceback_per_forked_process(tmp_path):
+    # Ctrl-C goes to the whole process group, the pool's forked processes too: they leave it to
+    # ol (which ends the pool), where each printed "Process ForkPoolWorker-N: ... Traceback".
+    run = Ol(tmp_path, "lab", "M07.6", "--jobs", "2", env={"OL_NO_CACHE": "1"})
+    try:
+        wait_until(lambda: len(descendants(run.proc.pid)) >= 2)
+        time.sleep(1.0)  # the forked processes are in their mutants' tests (M07.6's take seconds)
+        below = descendants(run.proc.pid)
+        os.killpg(run.proc.pid, signal.SIGINT)
+        run.wait(END_BOUND_S)
+    finally:
+        run.kill()
+    assert run.rc == 130 and run.err == "ol: interrupted\n", run.text
+    assert alive(below) == [] and run.left() == []
+
+
+@slow
 def test_a_terminated_mine_run_ends_its_fork_server_and_the_test_that_hangs(tmp_path):
     # The student's own suite hangs (and ignores SIGTERM): the fork server and its forks must go.
     suite = REPO_ROOT / "tests" / "own_tests" / "suites" / "hostile_hang"
