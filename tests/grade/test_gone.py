@@ -6,8 +6,8 @@ file removed), the gradebook's and the report's counts, chart and flags; the run
 stderr. Handed in again unchanged, it is present again and not graded again. It used to keep
 its score in every file while the terminal counted only the folder's.
 
-The fast tests use submissions intake refuses (an empty folder: an ``error`` row, no grading
-slot at all); the slow one grades real code through both executors.
+The runs here use submissions intake refuses (an empty folder: an ``error`` row, no grading
+slot at all), but the last, which grades real code through both executors.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ def table(path: Path) -> list[dict]:
         return list(csv.DictReader(fh))
 
 
+@pytest.mark.slow  # three runs: 3 to 4 s on a loaded machine
 def test_a_removed_submission_is_kept_as_history_and_left_out_of_the_scores(tmp_path, capsys):
     folder, out = tmp_path / "class", tmp_path / "out"
     for name in ("alice", "erin"):
