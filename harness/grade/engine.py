@@ -57,6 +57,7 @@ DEFAULT_SUBMISSION_TIMEOUT_S = 600.0
 LOCK_NAME = ".ol-grade.lock"
 STAGING_NAME = ".staging"  # in the gradebook's folder: archives unpacked, loose files made workspaces
 MAX_RUN_NAME = 200  # bytes of a runs/NAME.json name; longer names are cut and given a hash
+GRADESCOPE_DIR = "gradescope"  # gradescope/NAME.json, one per submission in the folder
 
 
 @dataclass(frozen=True)
@@ -242,6 +243,11 @@ class GradeOutcome:
     def rows(self) -> list[GradeRow]:
         return [self.book.rows[n] for n in sorted(self.names) if n in self.book.rows]
 
+    def absent(self) -> list[str]:
+        """The submissions graded earlier that this run did not find in the folder: their rows
+        are kept in the gradebook (``present: false``) and left out of the scores."""
+        return self.book.absent
+
     def counts(self) -> dict[str, int]:
         return {v.value: sum(r.verdict == v for r in self.rows()) for v in VERDICTS}
 
@@ -414,6 +420,8 @@ def _grade_staged(request: GradeRequest, module: Module, folder: Path, book: Gra
         events.warned(f"skipped {entry['name']}: {entry['why']}")
     names = {*todo.unchanged, *(r.submission for r in todo.rejected),
              *(j.name for j in todo.jobs)}
+    book.mark_present(names)  # before any row is recorded: every save says who is gone
+    _forget_gradescope(book)
     workers = request.jobs or os.cpu_count() or 1
     where = (f"Dask scheduler {request.scheduler}" if request.scheduler else
              f"a local Dask cluster of {workers}" if dask else f"{workers} jobs")
@@ -472,3 +480,34 @@ def run_file_name(name: str) -> str:
         return f"{valid_text(name)}.json"
     cut = raw[:MAX_RUN_NAME - 17].decode("utf-8", "ignore")
     return f"{cut}-{hashlib.sha256(raw).hexdigest()[:16]}.json"
+
+
+def _forget_gradescope(book: Gradebook) -> None:
+    """Remove ``gradescope/NAME.json`` of each row whose submission is no longer in the folder:
+    an LMS upload of that folder must not grade it. Only ol's own file of that name, a regular
+    file (never a link, never through one: the folder is opened without following links), and
+    only when no submission in the folder has that file name; ``unlink`` is atomic. Under the
+    gradebook's lock; a run killed before it leaves the file to the next run."""
+    import stat
+
+    gone = {run_file_name(n) for n in book.absent} - {
+        run_file_name(n) for n, r in book.rows.items() if r.present}
+    if not gone:
+        return
+    try:
+        fd = os.open(book.out / GRADESCOPE_DIR, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return  # no gradescope/ (nothing was written yet), or not ol's folder
+    try:
+        for file_name in sorted(gone):
+            try:
+                if stat.S_ISREG(os.stat(file_name, dir_fd=fd, follow_symlinks=False).st_mode):
+                    os.unlink(file_name, dir_fd=fd)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise HarnessError(f"cannot remove {shown(book.out / GRADESCOPE_DIR / file_name)}: "
+                                   f"{(exc.strerror or str(exc)).lower()}",
+                                   "give a writable folder with --out") from None
+    finally:
+        os.close(fd)

@@ -8,7 +8,9 @@ the digest of its staged ``python/`` tree (``harness.sandbox.staging``: its ``.p
 the refusal when staging refused the tree; together with the *context* (module, ``--ref-deps``,
 limits, the catalog's own source and the harness version) it says whether the row is still
 valid. A valid row is never graded again; a stale one is replaced, so a submission has one row
-at most.
+at most. A row whose submission is no longer in the folder is kept as history, marked
+``present: false`` by every run that does not find it, and left out of the scores (``scores.csv``,
+the counts, the flags); it is present again when the submission comes back.
 A gradebook is graded on the cases of one seed (``harness.engine.seeding``), recorded in it (``seed``,
 in the JSON and in a column of the CSV, and part of the context): a run that continues a
 gradebook continues on its seed, so a gradebook never mixes seeds. One written before seeds were
@@ -50,7 +52,8 @@ FORMAT_VERSION = 1
 # A row's verdicts (internal: the harness failed; graded again)
 VERDICTS = (Verdict.PASS, Verdict.FAIL, Verdict.ERROR, Verdict.INTERNAL)
 FIXED_COLUMNS = ("submission", "verdict", "passed", "failed", "score", "max_score", "time_s",
-                 "message", "content_hash", "graded_at", "seed", "pitfalls", "flags", "shape")
+                 "message", "content_hash", "graded_at", "seed", "pitfalls", "flags", "shape",
+                 "present")
 SCORES_NAME = "scores.csv"
 SCORES_COLUMNS = ("submission", "score", "max_score", "verdict")
 
@@ -160,6 +163,17 @@ class Gradebook:
     def csv_path(self) -> Path:
         return self.out / CSV_NAME
 
+    @property
+    def absent(self) -> list[str]:
+        """The rows graded earlier whose submission the last run did not find in the folder."""
+        return sorted(name for name, row in self.rows.items() if not row.present)
+
+    def mark_present(self, names: set[str] | frozenset[str]) -> None:
+        """Mark every row present or not: ``names`` are the submissions in the folder now. A row
+        of another is kept, as history, but left out of the scores and the counts."""
+        self.rows = {name: row if row.present == (name in names) else
+                     row.with_(present=name in names) for name, row in self.rows.items()}
+
     def is_current(self, name: str, digest: str) -> bool:
         """Whether ``name`` with content ``digest`` is graded under this context already."""
         row = self.rows.get(name)
@@ -171,14 +185,17 @@ class Gradebook:
         run's (none for a row without one: an error, a refusal, 0) of the catalog's points."""
         row = row.with_(max_score=self.max_score, context=self.context,
                         graded_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-                        seed=self.seed).cleaned()
+                        seed=self.seed, present=True).cleaned()
         self.rows[row.submission] = row
         self.save()
 
     def flag(self) -> None:
         """Set every row's integrity ``flags`` (``harness.grade.integrity``): against the
-        reference and against the other rows, so a row's flags follow the whole gradebook."""
-        found = flags_of({n: r.identity for n, r in self.rows.items()}, self.reference, self.stub)
+        reference and against the other rows, so a row's flags follow the whole gradebook. Only
+        the submissions in the folder are compared: a row no longer there has none, and flags
+        none of them (a submission handed in under a wrong name is not its own copy)."""
+        found = flags_of({n: r.identity for n, r in self.rows.items() if r.present},
+                         self.reference, self.stub)
         self.rows = {name: row.with_(flags=tuple(found.get(name, [])))
                      for name, row in self.rows.items()}
 
@@ -194,12 +211,15 @@ class Gradebook:
             "replay": self.replay,
             "context": self.context,
             "tests": self.tests,
-            "counts": {v: sum(r.verdict == v for r in self.rows.values()) for v in VERDICTS},
+            # per verdict, of the submissions in the folder (``absent``: the others)
+            "counts": {v: sum(r.verdict == v for r in self.rows.values() if r.present)
+                       for v in VERDICTS},
             "points": {t: points_value(self.points.get(t, 1.0)) for t in self.tests},
             "max_score": points_value(self.max_score),
             "reference": self.reference,
             "stub": self.stub,
             "skipped": self.skipped,
+            "absent": self.absent,
             "identical": groups({n: list(r.flags) for n, r in self.rows.items()}),
             # Rows whose worker lacked part of the sandbox (docs/isolation.md), and what it lacked.
             "partial_sandbox": {name: list(self.rows[name].partial_sandbox or ())
@@ -234,17 +254,21 @@ class Gradebook:
                              _cell(row.message), row.content_hash, row.graded_at or "",
                              _seed_cell(row.seed), pitfalls_cell(list(row.pitfalls)),
                              flags_cell(list(row.flags)), row.shape,
+                             "yes" if row.present else "no",
                              *(row.tests.get(t, "") for t in self.tests)])
         return buf.getvalue()
 
     def to_scores_csv(self) -> str:
-        """``scores.csv``: submission, score, max_score, verdict; one row per submission, for a
-        spreadsheet or an LMS's grade import (no other column to map)."""
+        """``scores.csv``: submission, score, max_score, verdict; one row per submission in the
+        folder (not one graded earlier and gone since), for a spreadsheet or an LMS's grade
+        import (no other column to map)."""
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(SCORES_COLUMNS)
         for name in sorted(self.rows):
             row = self.rows[name]
+            if not row.present:
+                continue
             max_score = self.max_score if row.max_score is None else row.max_score
             writer.writerow([_cell(row.submission), points_value(row.score),
                              points_value(max_score), row.verdict])

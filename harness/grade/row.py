@@ -6,8 +6,9 @@ seed, its integrity flags). One constructor per kind of row: ``graded`` (a check
 ``setup_error`` (it could not start), ``refused`` (staging or intake refused the submission),
 ``past_budget`` (stopped past ``--submission-timeout``) and ``internal`` (the harness failed: graded
 again next run). Its JSON (``to_json``) is derived from its fields, in the order ``gradebook.json``
-has always written them (a row without a run has no ``partial_sandbox``); ``from_json`` reads a
-row of any gradebook ol wrote, a key it does not know left out.
+has always written them (a row without a run has no ``partial_sandbox``; ``present``, added
+last, says whether its submission was in the folder at the last run); ``from_json`` reads a
+row of any gradebook ol wrote (a key it lacks: its default), a key it does not know left out.
 """
 
 from __future__ import annotations
@@ -61,6 +62,9 @@ class GradeRow:
     graded_at: str | None = None
     seed: int | None = None
     flags: tuple[dict[str, Any], ...] = ()
+    # In the submissions folder at the gradebook's last run; False: graded earlier, since gone
+    # from the folder, kept as history and left out of the scores (``Gradebook.mark_present``).
+    present: bool = True
 
     # -- one constructor per kind of row ---------------------------------------------------------
 

@@ -15,7 +15,10 @@ Both formats carry the same content, computed once by ``class_view``:
    rows the harness itself could not grade;
 6. the submissions flagged identical, to each other or to the reference (information, not a
    verdict);
-7. the entries of the submissions folder that were skipped, and why.
+7. the entries of the submissions folder that were skipped, and why;
+8. only when there are any: the submissions graded earlier that are no longer in the folder
+   (their rows are kept in the gradebook as history, ``present: false``), with the verdict and
+   score they had; they are in no count, chart or section above.
 
 Every text is made valid (``valid_text``: a row's are when it is recorded, the gradebook's own
 here). Everything a submission brings (its name, its message) is escaped: ``md_cell`` in Markdown,
@@ -100,6 +103,16 @@ class Trouble:
 
 
 @dataclass(frozen=True)
+class Gone:
+    """A row graded earlier whose submission is no longer in the folder."""
+
+    name: str
+    verdict: str
+    score: str  # "12/25", or "" for a row with no score (internal)
+    graded_at: str
+
+
+@dataclass(frozen=True)
 class ClassView:
     """What both formats show, computed once from the gradebook."""
 
@@ -121,13 +134,17 @@ class ClassView:
     groups: list[tuple[str, list[str]]]  # (how, names identical to each other)
     reference: list[tuple[str, str]]  # (name, how) identical to the reference
     skipped: list[tuple[str, str]]  # (name, why)
+    gone: list[Gone]  # graded earlier, no longer in the folder: in no count above
 
 
 # -- the content -------------------------------------------------------------------------------
 
 def class_view(book: Gradebook, pitfalls: dict[str, PitfallInfo]) -> ClassView:
     """What both formats show, from the typed gradebook."""
-    rows = [book.rows[name] for name in sorted(book.rows)]  # as ``Gradebook.to_json`` orders them
+    # as ``Gradebook.to_json`` orders them; a row no longer in the folder is history, shown apart
+    rows = [book.rows[name] for name in sorted(book.rows) if book.rows[name].present]
+    gone = [_gone(book, book.rows[name]) for name in sorted(book.rows)
+            if not book.rows[name].present]
     counts: dict[str, int] = {v.value: 0 for v in VERDICTS}
     shapes: dict[str, int] = {}
     for row in rows:
@@ -145,7 +162,15 @@ def class_view(book: Gradebook, pitfalls: dict[str, PitfallInfo]) -> ClassView:
         integer_bins=integer, score_note=note, score_top=top, tests=tests, clean_tests=clean,
         troubles=_troubles(rows), groups=groups, reference=reference,
         skipped=[(_text(s.get("name", "")), _text(s.get("why", "")))
-                 for s in book.skipped if isinstance(s, dict)])
+                 for s in book.skipped if isinstance(s, dict)],
+        gone=gone)
+
+
+def _gone(book: Gradebook, row: GradeRow) -> Gone:
+    top = book.max_score if row.max_score is None else row.max_score
+    score = ("" if row.verdict == Verdict.INTERNAL
+             else f"{_num(float(points_value(row.score)))}/{_num(float(points_value(top)))}")
+    return Gone(_name(row), _text(row.verdict), score, _text(row.graded_at or ""))
 
 
 def _text(value: Any) -> str:
@@ -357,6 +382,15 @@ def _names(names: Iterable[str]) -> str:
 
 
 HOW = {"bytes": "the same bytes", "syntax tree": "the same syntax tree"}
+GONE_NOTE = ("Graded by an earlier run, not found in the submissions folder by the last one: kept "
+             "in gradebook.json as history (\"present\": false), left out of every count, chart "
+             "and section above, of scores.csv and of gradescope/. Handed in again, it is counted again "
+             "(graded again only if it changed).")
+
+
+def gone_words(view: ClassView) -> str:
+    """``1 graded earlier, no longer in the folder (not counted)``."""
+    return f"{len(view.gone)} graded earlier, no longer in the folder (not counted)"
 
 
 # -- Markdown ----------------------------------------------------------------------------------
@@ -370,6 +404,8 @@ def class_markdown(book: Gradebook, pitfalls: dict[str, PitfallInfo]) -> str:
              f"- {counts_words(v)}"]
     if v.shapes:
         lines.append("- handed in as: " + ", ".join(f"{n} {md_cell(s)}" for s, n in v.shapes.items()))
+    if v.gone:
+        lines.append(f"- {gone_words(v)}: " + _names(md_cell(g.name) for g in v.gone))
     lines += ["", "## What the code behaves like, per pitfall", ""]
     lines += md_table(
         "| pitfall | submissions | best match | what it is | chapter section | who |",
@@ -414,6 +450,12 @@ def class_markdown(book: Gradebook, pitfalls: dict[str, PitfallInfo]) -> str:
     lines += md_table("| entry | why |", "| --- | --- |",
                       [f"| {md_cell(n)} | {md_cell(clip(why))} |" for n, why in v.skipped],
                       "Nothing in the submissions folder was skipped.")
+    if v.gone:
+        lines += ["", "## No longer in the folder", "", md_cell(GONE_NOTE), ""]
+        lines += md_table("| submission | verdict then | score then | graded at |",
+                          "| --- | --- | ---: | --- |",
+                          [f"| {md_cell(g.name)} | {md_cell(g.verdict)} | {g.score} | "
+                           f"{md_cell(g.graded_at)} |" for g in v.gone], "")
     return printable("\n".join(lines) + "\n")
 
 
@@ -457,6 +499,9 @@ def class_html(book: Gradebook, pitfalls: dict[str, PitfallInfo]) -> str:
     if v.shapes:
         body.append("<p class=\"meta\">handed in as: "
                     + ", ".join(f"{n} {e(s)}" for s, n in v.shapes.items()) + "</p>")
+    if v.gone:
+        body.append(f"<p class=\"meta gone\">{e(gone_words(v))}: "
+                    f"{e(_names(g.name for g in v.gone))}</p>")
     body += ["<h2 id=\"pitfalls\">What the code behaves like, per pitfall</h2>", _html_pitfalls(v),
              "<h2 id=\"scores\">Score distribution</h2>",
              f"<p class=\"note\">{e(v.score_note)}.</p>",
@@ -465,6 +510,8 @@ def class_html(book: Gradebook, pitfalls: dict[str, PitfallInfo]) -> str:
              "<h2 id=\"troubles\">Timed out, crashed, refused, errors</h2>", _html_troubles(v),
              "<h2 id=\"identical\">Identical submissions</h2>", _html_identical(v),
              "<h2 id=\"skipped\">Skipped</h2>", _html_skipped(v)]
+    if v.gone:
+        body += ["<h2 id=\"gone\">No longer in the folder</h2>", _html_gone(v)]
     return printable("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                      f"<title>ol class report {e(v.module)}</title>\n"
                      f"<style>{_CSS}</style>\n</head>\n<body>\n" + "\n".join(body)
@@ -542,6 +589,15 @@ def _html_skipped(v: ClassView) -> str:
     rows = "".join(f"<tr><td>{e(n)}</td><td class=\"msg\">{e(clip(why))}</td></tr>" for n, why in v.skipped)
     return (f"<table class=\"skipped\"><thead><tr><th>entry</th><th>why</th></tr></thead>"
             f"<tbody>{rows}</tbody></table>")
+
+
+def _html_gone(v: ClassView) -> str:
+    e = html.escape
+    rows = "".join(f"<tr><td>{e(g.name)}</td><td>{e(g.verdict)}</td><td class=\"n\">{e(g.score)}</td>"
+                   f"<td>{e(g.graded_at)}</td></tr>" for g in v.gone)
+    return (f"<p class=\"note\">{e(GONE_NOTE)}</p><table class=\"gone\"><thead><tr>"
+            "<th>submission</th><th>verdict then</th><th>score then</th><th>graded at</th></tr>"
+            f"</thead><tbody>{rows}</tbody></table>")
 
 
 # The chart's geometry, in px. A bin is at least as wide as its longest label (CHAR_EM: a digit's

@@ -23,9 +23,25 @@ def grade_cases_line(seed: int | None, replay: str, resumed: bool) -> str:
     return f"{cases_line(seed)}, {whose} (replay one submission: {replay})"
 
 
+GONE_NAMES = 10  # names listed in the line of the submissions no longer in the folder
+
+
+def gone_line(names: list[str], folder: str) -> str:
+    """``ol: 1 graded earlier is no longer in SUBS: erin (kept in gradebook.json, left out of the
+    scores: ...)``: rows of the gradebook whose submission this run did not find."""
+    listed = ", ".join(one_line(n) for n in names[:GONE_NAMES])
+    if len(names) > GONE_NAMES:
+        listed += f" and {len(names) - GONE_NAMES} more"
+    verb = "is" if len(names) == 1 else "are"
+    return (f"ol: {len(names)} graded earlier {verb} no longer in {one_line(folder)}: {listed} "
+            "(kept in gradebook.json as history, \"present\": false; left out of the scores: "
+            "scores.csv, gradescope/ and the report's counts)")
+
+
 def summary(outcome: GradeOutcome) -> tuple[list[str], list[str]]:
     """The run's last lines, for stdout (the verdict counts, the rate, the files) and for stderr
-    (a partial sandbox; submissions the harness could not grade)."""
+    (submissions graded earlier and no longer in the folder; a partial sandbox; submissions the
+    harness could not grade)."""
     book, rows, counts = outcome.book, outcome.rows(), outcome.counts()
     listed = ", ".join(f"{n} {v}" for v, n in counts.items() if n or v != Verdict.INTERNAL)
     out = [f"{book.module}: {count(len(rows), 'submission')}: {listed}"]
@@ -39,6 +55,9 @@ def summary(outcome: GradeOutcome) -> tuple[list[str], list[str]]:
     out.append(f"wrote {shown(book.out)}/: gradebook.json, gradebook.csv, scores.csv, report.md, "
                "report.html, gradescope/ and runs/")
     err = []
+    gone = outcome.absent()
+    if gone:
+        err.append(gone_line(gone, book.submissions_dir))
     partial = outcome.unconfined()
     if partial:
         missing = sorted({word for words in partial.values() for word in words})

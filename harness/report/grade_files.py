@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from harness.engine.course import Module
 from harness.escape import valid_text
-from harness.grade.engine import GradeOutcome, run_file_name
+from harness.grade.engine import GRADESCOPE_DIR, GradeOutcome, run_file_name
 from harness.report.class_report import PitfallInfo, class_html, class_markdown
 from harness.report.gradescope import to_gradescope
 
-REPORT_MD, REPORT_HTML, GRADESCOPE_DIR = "report.md", "report.html", "gradescope"
+REPORT_MD, REPORT_HTML = "report.md", "report.html"
 
 
 def pitfall_infos(module: Module) -> dict[str, PitfallInfo]:
@@ -34,12 +34,12 @@ def report_html(outcome: GradeOutcome, module: Module) -> str:
 
 
 def gradescope_files(outcome: GradeOutcome, module: Module | None = None) -> dict[str, str]:
-    """``gradescope/NAME.json`` of each submission of the gradebook, by its path under the
-    gradebook's folder (none for an ``internal`` row, which is not graded, nor for a row whose
-    run file is gone)."""
+    """``gradescope/NAME.json`` of each submission of the gradebook in the folder, by its path
+    under the gradebook's folder (none for an ``internal`` row, which is not graded, nor for a
+    row whose run file is gone, nor for one no longer in the folder: the run removed its file)."""
     book = outcome.book
     files: dict[str, str] = {}
-    for name in sorted(book.rows):
+    for name in sorted(n for n, row in book.rows.items() if row.present):
         result = outcome.result_of(name)
         if result is not None:
             files[f"{GRADESCOPE_DIR}/{run_file_name(name)}"] = valid_text(to_gradescope(result))

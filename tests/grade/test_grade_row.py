@@ -38,7 +38,8 @@ def test_its_keys_are_in_the_order_gradebook_json_has_always_had():
     row = ROWS[-1].to_json()
     assert list(row) == ["pitfalls", "shape", "identity", "score", "submission", "content_hash",
                          "verdict", "passed", "failed", "tests", "message", "time_s",
-                         "partial_sandbox", "max_score", "context", "graded_at", "seed", "flags"]
+                         "partial_sandbox", "max_score", "context", "graded_at", "seed", "flags",
+                         "present"]  # the last added: a reader of an older gradebook's rows skips it
     assert (row["score"], row["max_score"]) == (17.5, 25) and type(row["max_score"]) is int
     assert "partial_sandbox" not in ROWS[1].to_json()  # a row without a run has none
 
@@ -55,8 +56,8 @@ def test_an_older_row_is_read_its_unknown_keys_left_out():
     old = {"submission": "old", "verdict": "error", "passed": 0, "failed": 0, "tests": {},
            "message": "m", "time_s": 0.0, "refused": True}
     row = GradeRow.from_json(old)
-    assert (row.submission, row.verdict, row.score, row.seed, row.shape) == (
-        "old", "error", 0, None, "workspace")
+    assert (row.submission, row.verdict, row.score, row.seed, row.shape, row.present) == (
+        "old", "error", 0, None, "workspace", True)
 
 
 @pytest.mark.parametrize(("change", "message"), [
