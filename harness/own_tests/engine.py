@@ -22,7 +22,9 @@ outcome (``harness.own_tests.selection``, where why a suite cannot gain by it is
 keeps ``--jobs`` children busy and decodes every report as plain data (no pickle). It enforces a
 wall-clock limit per run: past it, the server SIGKILLs that run's process tree (it sees the
 runs' PID namespace, the parent does not), and a server that does not confirm within seconds is
-killed with everything it started.
+killed with everything it started. The whole is bounded too (``--budget``, ``BUDGET_S``): past it
+no run starts, the server is closed with the runs in flight, and what has no verdict is "not
+run", a partial result (``MineResult.out_of_budget``: neither caught nor passing, exit 4).
 
 Trust. The student's tests run in the children and can do anything there, including forging the
 report, which is written from inside their process. So nothing rests on a child's honesty, and a
@@ -73,9 +75,10 @@ from harness.paths import REFERENCE_PYTHON, REPO_ROOT
 from harness.sandbox.fs import remove_tree
 
 RUN_LIMIT_S = 60.0  # wall clock per implementation: the whole suite once
-# Wall clock of the whole of ``ol tests --mine`` (``--budget``): about 10 times what the slowest
-# bundled suite takes at --jobs 1 (tests/own_tests/suites/: under a minute), so a suite of
-# hanging tests costs minutes, not 71 runs of RUN_LIMIT_S each (docs/isolation.md).
+# Wall clock of the whole of ``ol tests --mine`` (``--budget``): 10 times the slowest bundled
+# suite (tests/own_tests/suites/strong: 48 s at --jobs 1 on a busy two-core machine), rounded up
+# to ol grade's per-submission default; a suite of tests that each sleep just under RUN_LIMIT_S
+# costs that, not 71 of them (70 minutes at --jobs 1). docs/isolation.md.
 BUDGET_S = 600.0
 SEND_LIMIT_S = 10.0  # for the server to take a request and fork
 KILL_GRACE_S = 5.0  # for the server to kill and reap a run that ran out of time
