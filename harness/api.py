@@ -189,7 +189,8 @@ def own_tests(request: OwnTestsRequest, listener: Listener | None = None) -> Min
     load_alternatives(module)  # a module without hidden implementations stops here, in one line
     ids = list(request.mutant_ids) if request.mutant_ids is not None else None
     return run_mine(module, suite_path(request), request.jobs, mutant_ids=ids,
-                    listener=listener, exhaustive=request.exhaustive)
+                    listener=listener, exhaustive=request.exhaustive,
+                    budget_s=request.budget_s)
 
 
 def suite_path(request: OwnTestsRequest) -> Path:

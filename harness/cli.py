@@ -294,6 +294,12 @@ def _tests_parser(p: argparse.ArgumentParser, modules: list[tuple[str, str]]) ->
     p.add_argument("--exhaustive", action="store_true",
                    help="with --mine: run every test on every bug, also those that never reach "
                    "the changed function on the reference (the same report, slower)")
+    p.add_argument("--budget", metavar="S", action=_Once,
+                   type=_seconds("--budget", SUBMISSION_TIMEOUT_MAX_S, "--budget 1800"),
+                   help="with --mine: wall-clock budget of the whole run (default 600, at most "
+                   f"{SUBMISSION_TIMEOUT_MAX_S:g}); past it no run starts, the runs going are "
+                   "killed, and the report is partial (exit 4 unless a test failed on correct "
+                   "code)")
 
 
 def _report_args(p: argparse.ArgumentParser, result_type: str) -> None:

@@ -20,7 +20,8 @@ def run(args: argparse.Namespace) -> int:
     module = load_course().module(args.module)
     if args.mine:
         return run_own_tests(args)
-    for flag in ("workspace", *(f.name for f in file_formats("MineResult")), "jobs", "exhaustive"):
+    for flag in ("workspace", *(f.name for f in file_formats("MineResult")), "jobs", "exhaustive",
+                 "budget"):
         if getattr(args, flag, None) not in (None, False):
             raise HarnessError(f"--{flag} goes with --mine", f"ol tests {module.id} --mine PATH --{flag} ...")
     if getattr(args, "wide", False) and args.format != "text":
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
 
 def run_own_tests(args: argparse.Namespace) -> int:
     """``ol tests MODULE --mine PATH [--workspace DIR] [--json F] [--gradescope F] [--jobs N]
-    [--exhaustive]``."""
+    [--exhaustive] [--budget S]``."""
     from harness import api
     from harness.own_tests.alternatives import load_alternatives
     from harness.report.own_tests import format_text
@@ -43,7 +44,8 @@ def run_own_tests(args: argparse.Namespace) -> int:
     module = load_course().module(args.module)
     load_alternatives(module)  # a module without hidden implementations stops here, in one line
     request = api.OwnTestsRequest(module.id, args.mine, args.workspace, getattr(args, "jobs", None),
-                                  exhaustive=bool(getattr(args, "exhaustive", False)))
+                                  exhaustive=bool(getattr(args, "exhaustive", False)),
+                                  budget_s=getattr(args, "budget", None))
     asked = {fmt.name: getattr(args, fmt.name, None) for fmt in file_formats("MineResult")}
     suite = api.suite_path(request)
     workspace = Path(args.workspace).expanduser() if args.workspace else Path.cwd()

@@ -169,9 +169,13 @@ class OwnTestsRequest:
     jobs: int | None = None
     mutant_ids: tuple[str, ...] | None = field(default=None)  # None: every mutant
     exhaustive: bool = False  # every test on every bug, not only those that reach its function
+    budget_s: float | None = None  # wall clock of the whole run (None: the default, 600 s)
 
     def __post_init__(self) -> None:
         check_jobs(self.jobs)
+        if self.budget_s is not None:
+            check_seconds("--budget", float(self.budget_s), SUBMISSION_TIMEOUT_MAX_S,
+                          "--budget 1800")
 
 
 @dataclass(frozen=True)

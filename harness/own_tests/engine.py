@@ -22,7 +22,9 @@ outcome (``harness.own_tests.selection``, where why a suite cannot gain by it is
 keeps ``--jobs`` children busy and decodes every report as plain data (no pickle). It enforces a
 wall-clock limit per run: past it, the server SIGKILLs that run's process tree (it sees the
 runs' PID namespace, the parent does not), and a server that does not confirm within seconds is
-killed with everything it started.
+killed with everything it started. The whole is bounded too (``--budget``, ``BUDGET_S``): past it
+no run starts, the server is closed with the runs in flight, and what has no verdict is "not
+run", a partial result (``MineResult.out_of_budget``: neither caught nor passing, exit 4).
 
 Trust. The student's tests run in the children and can do anything there, including forging the
 report, which is written from inside their process. So nothing rests on a child's honesty, and a
@@ -73,6 +75,11 @@ from harness.paths import REFERENCE_PYTHON, REPO_ROOT
 from harness.sandbox.fs import remove_tree
 
 RUN_LIMIT_S = 60.0  # wall clock per implementation: the whole suite once
+# Wall clock of the whole of ``ol tests --mine`` (``--budget``): 10 times the slowest bundled
+# suite (tests/own_tests/suites/strong: 48 s at --jobs 1 on a busy two-core machine), rounded up
+# to ol grade's per-submission default; a suite of tests that each sleep just under RUN_LIMIT_S
+# costs that, not 71 of them (70 minutes at --jobs 1). docs/isolation.md.
+BUDGET_S = 600.0
 SEND_LIMIT_S = 10.0  # for the server to take a request and fork
 KILL_GRACE_S = 5.0  # for the server to kill and reap a run that ran out of time
 REPORT_BYTES = 4 << 20  # one child's report; more is a report the harness will not read
@@ -266,9 +273,20 @@ class _Flight:
 NOT_RUN = "not run: your tests already failed to run on a correct implementation"
 
 
+def budget_problem(budget_s: float) -> str:
+    """Why an implementation has no run when the whole run's budget ran out."""
+    return (f"not run: the whole run's budget of {budget_s:g} s ran out first "
+            "(ol tests --mine --budget S allows more)")
+
+
+class _OutOfBudget(Exception):
+    """The whole run's budget ran out: no new run starts, the runs in flight go with the server."""
+
+
 def run_all(server: _ForkServer, impls: list[Implementation], jobs: int, run_limit_s: float,
             listener: Listener | None = None,
-            paths: tuple[str, str] = ("", ""), exhaustive: bool = False) -> dict[str, Run]:
+            paths: tuple[str, str] = ("", ""), exhaustive: bool = False,
+            budget: tuple[float, float] | None = None) -> dict[str, Run]:
     """Every implementation once, ``jobs`` at a time, in a random order; a Run per key.
 
     Unless ``exhaustive``, a mutant runs only the tests that reach its function on the
@@ -276,13 +294,17 @@ def run_all(server: _ForkServer, impls: list[Implementation], jobs: int, run_lim
     meanwhile the other jobs run implementations drawn at random, whole). Stops early once the
     suite fails to run on a correct implementation: nothing can be credited then, so the rest
     would only cost time (a suite that hangs everywhere, say). ``paths``: the snapshot's folder
-    and the student's, so failure texts name the student's files.
+    and the student's, so failure texts name the student's files. ``budget``: the whole run's
+    seconds and the ``time.monotonic()`` deadline they end at; past it no run starts and the
+    loop returns (the caller's ``server.close`` kills the runs in flight), and whatever has no
+    verdict yet is "not run" (``budget_problem``), fail closed.
     """
     runs: dict[str, Run] = {}
     partial: dict[str, Run] = {}  # a mutant's run of some of the tests, settled at the end
     checks: dict[frozenset[str], Run] = {}
     first: list[Run] = []
     stopped = False
+    deadline = budget[1] if budget is not None else float("inf")
 
     def record(job: _Job, run: Run) -> bool:
         nonlocal stopped
@@ -298,7 +320,7 @@ def run_all(server: _ForkServer, impls: list[Implementation], jobs: int, run_lim
         stopped = stopped or not (run.ran or not job.impl.correct)
         return not stopped
 
-    failure = NOT_RUN
+    failure, unrun = NOT_RUN, "not run"  # why the runs left have none, and their status
     try:
         flights: dict[int, _Flight] = {}
         waiting = [_Job(impl) for impl in impls]
@@ -307,7 +329,7 @@ def run_all(server: _ForkServer, impls: list[Implementation], jobs: int, run_lim
         if not exhaustive and reference is not None and not all(i.correct for i in impls):
             # The first run, with jobs - 1 of the others (whole) beside it.
             _execute(server, flights, waiting[:jobs - 1] + [_Job(reference, first=True)], jobs,
-                     run_limit_s, paths, record)
+                     run_limit_s, paths, record, deadline)
             waiting = _plan(impls, waiting[jobs - 1:], first[0] if first else None)
         for job in waiting:
             if job.select == frozenset():  # no test reaches the mutated function: nothing to run
@@ -317,15 +339,21 @@ def run_all(server: _ForkServer, impls: list[Implementation], jobs: int, run_lim
         if first and not first[0].ran:  # the reference's verdict: nothing can be credited
             record(_Job(reference or impls[0]), first[0])  # (and a hanging suite costs one limit)
         if not stopped:
-            _execute(server, flights, waiting, jobs, run_limit_s, paths, record)
+            _execute(server, flights, waiting, jobs, run_limit_s, paths, record, deadline)
     except _ServerGone as exc:  # fail closed: whatever has no report did not run
-        failure = str(exc)
+        failure, unrun = str(exc), "crashed"
+    except _OutOfBudget:
+        failure = budget_problem(budget[0] if budget is not None else 0.0)
+    out_of_budget = failure != NOT_RUN and unrun == "not run"
     reference_run = runs.get("reference")
     for impl in impls:
-        if impl.key in partial and reference_run is not None and reference_run.ran:
+        if out_of_budget and impl.key in partial and partial[impl.key].chosen not in checks:
+            # Its tests ran, but the reference's run of the same ones never did: no verdict.
+            runs[impl.key] = Run("not run", problem=failure)
+        elif impl.key in partial and reference_run is not None and reference_run.ran:
             runs[impl.key] = _settled(reference_run, partial[impl.key], checks)
         elif impl.key not in runs:  # in flight, waiting, or being killed when the server went
-            runs[impl.key] = Run("crashed" if failure != NOT_RUN else "not run", problem=failure)
+            runs[impl.key] = Run(unrun, problem=failure)
     return runs
 
 
@@ -363,13 +391,17 @@ def _settled(reference: Run, run: Run, checks: dict[frozenset[str], Run]) -> Run
 
 
 def _execute(server: _ForkServer, flights: dict[int, _Flight], waiting: list[_Job], jobs: int,
-             run_limit_s: float, paths: tuple[str, str], done: Callable[[_Job, Run], Any]) -> None:
+             run_limit_s: float, paths: tuple[str, str], done: Callable[[_Job, Run], Any],
+             budget_deadline: float = float("inf")) -> None:
     """The ``waiting`` runs (from its end), ``jobs`` at a time, each handed to ``done`` as it
     ends; until none is left or ``done`` returns false. ``flights``: the runs the server has,
     also those an earlier call left (their ends go to ``done`` too). _ServerGone if the server
-    went."""
+    went; _OutOfBudget once ``budget_deadline`` (``time.monotonic()``) has passed with runs
+    left, the runs in flight still the server's."""
     going = True
     while going and (waiting or flights):
+        if time.monotonic() >= budget_deadline:
+            raise _OutOfBudget()
         while waiting and len(flights) < jobs:
             job, rid = waiting.pop(), secrets.randbits(62)
             request: dict[str, Any] = {"op": "run", "id": rid, "source": job.impl.source}
@@ -378,8 +410,10 @@ def _execute(server: _ForkServer, flights: dict[int, _Flight], waiting: list[_Jo
             server.send(request)
             flights[rid] = _Flight(job, run_limit_s)
         try:
-            message = server.recv(min(f.deadline for f in flights.values()))
+            message = server.recv(min(budget_deadline, *(f.deadline for f in flights.values())))
         except _Late:
+            if time.monotonic() >= budget_deadline:
+                raise _OutOfBudget() from None
             for flight in _expire(server, flights):
                 problem = f"the run did not finish within {flight.limit_s:g} s, so it was killed"
                 timeout = _chose(Run("timeout", problem=problem), flight.job)
@@ -545,6 +579,8 @@ class MineResult:
     jobs: int = 1
     sandboxed: bool = False  # the runs saw a read-only file system and no network
     contained: bool = False  # and a PID namespace of their own
+    budget_s: float = BUDGET_S  # the whole run's wall clock (--budget)
+    out_of_budget: bool = False  # it ran out with implementations left: a partial result
 
     @property
     def runs_on_correct(self) -> bool:
@@ -591,8 +627,21 @@ class MineResult:
         return sum(bool(self.caught_by(run)) for _, run in self.mutants)
 
     @property
+    def not_run(self) -> int:
+        """Implementations the budget left without a run (0 unless ``out_of_budget``)."""
+        if not self.out_of_budget:
+            return 0
+        return sum(r.status == "not run" for _, r in (*self.correct, *self.mutants))
+
+    @property
     def verdict(self) -> str:
-        return "pass" if self.runs_on_correct and not self.wrong else "fail"
+        """pass; fail (a test fails on correct code, or cannot run on it); partial: the budget ran
+        out before either was known, like ``ol check``'s partial run (exit 4: not a pass)."""
+        if self.wrong or any(not r.ran and r.status != "not run" for _, r in self.correct):
+            return "fail"
+        if self.out_of_budget:
+            return "partial"
+        return "pass" if self.runs_on_correct else "fail"
 
     def to_json(self) -> dict[str, Any]:
         trusted = set(self.trusted)
@@ -619,6 +668,8 @@ class MineResult:
             "pitfall_texts": {str(n): text for n, text in self.pitfalls.items()},
             "duration_s": self.duration_s, "jobs": self.jobs,
             "sandboxed": self.sandboxed, "contained": self.contained,
+            "budget_s": self.budget_s, "out_of_budget": self.out_of_budget,
+            "not_run": self.not_run,
         })
 
     @classmethod
@@ -635,7 +686,8 @@ class MineResult:
             return cls(d["module"], d["suite"], correct, mutants,
                        {int(n): text for n, text in d["pitfall_texts"].items()},
                        float(d["duration_s"]), int(d["jobs"]), bool(d["sandboxed"]),
-                       bool(d["contained"]))
+                       bool(d["contained"]), float(d.get("budget_s", BUDGET_S)),
+                       d.get("out_of_budget") is True)
 
 
 def _run_from_json(d: dict[str, Any]) -> Run:
@@ -685,13 +737,16 @@ def pitfall_table(result: MineResult) -> list[tuple[int, int, int]]:
 def run_mine(module: Module, suite: Path, jobs: int | None = None, limits: Any = None,
              run_limit_s: float = RUN_LIMIT_S, mutant_ids: list[str] | None = None,
              listener: Listener | None = None,
-             exhaustive: bool = False) -> MineResult:
+             exhaustive: bool = False, budget_s: float | None = None) -> MineResult:
     """The suite at ``suite`` against every implementation of ``module``: the verdict. Each
     mutant runs the tests that reach its function (``harness.own_tests.selection``), or every
-    test if ``exhaustive``: the same verdict, every list the same."""
+    test if ``exhaustive``: the same verdict, every list the same. ``budget_s`` (default
+    ``BUDGET_S``) bounds the whole, from here: past it the result is partial (``run_all``)."""
     from harness.sandbox.supervisor import Limits
 
     start = time.perf_counter()
+    budget_s = BUDGET_S if budget_s is None else budget_s
+    budget = (budget_s, time.monotonic() + budget_s)
     from harness.own_tests.alternatives import load_alternatives
 
     count = 1 + len(load_alternatives(module)) + len(_mutants(module, mutant_ids))
@@ -705,7 +760,7 @@ def run_mine(module: Module, suite: Path, jobs: int | None = None, limits: Any =
             impls = implementations(module, mutant_ids)
             sandboxed, contained = server.ready()
             runs = run_all(server, impls, jobs, run_limit_s, listener,
-                           (config["snapshot"], str(suite.parent)), exhaustive)
+                           (config["snapshot"], str(suite.parent)), exhaustive, budget)
         finally:
             server.close()
     finally:
@@ -715,4 +770,5 @@ def run_mine(module: Module, suite: Path, jobs: int | None = None, limits: Any =
     return MineResult(module.id, str(suite), tuple((i, runs[i.key]) for i in impls if i.correct),
                       tuple((i, runs[i.key]) for i in impls if not i.correct),
                       dict(module.pitfalls),
-                      time.perf_counter() - start, jobs, sandboxed, contained)
+                      time.perf_counter() - start, jobs, sandboxed, contained, budget_s,
+                      any(r.problem == budget_problem(budget_s) for r in runs.values()))

@@ -35,6 +35,8 @@ def _format_text(result: MineResult, width: int) -> str:
     lines = [(f"{result.module}: your tests ({result.suite}), {len(result.tests)} of them, "
               f"against {len(result.correct)} correct implementations and "
               f"{len(result.mutants)} known bugs"), ""]
+    if result.out_of_budget:
+        lines += [budget_line(result), ""]
     lines += _correct_section(result, width)
     chapter = [(i, r) for i, r in result.mutants if not i.mutant.extended]
     extended = [(i, r) for i, r in result.mutants if i.mutant.extended]
@@ -49,9 +51,20 @@ def _format_text(result: MineResult, width: int) -> str:
             head = f"  {number:>3}  {caught:>2} of {total:<2}  "
             lines += _wrap(text, head, " " * len(head), width)
         lines += _missed_section(result, width)
-    lines += ["", (f"score: {result.caught} / {len(result.mutants)} "
+    lines += ["", (f"score: {result.caught} / {len(result.mutants)}"
+                   f"{', partial' if result.out_of_budget else ''} "
                    f"({result.duration_s:.1f} s, {result.jobs} jobs)")]
     return printable("\n".join(lines) + "\n")
+
+
+def budget_line(result: MineResult) -> str:
+    """The one line that says the budget ran out (a partial report), or ""."""
+    if not result.out_of_budget:
+        return ""
+    total = len(result.correct) + len(result.mutants)
+    return (f"PARTIAL: the whole run's budget of {result.budget_s:g} s ran out; "
+            f"{result.not_run} of {total} implementations not run, none of them counted as "
+            "caught or as passing (--budget S allows more)")
 
 
 def _missed_section(result: MineResult, width: int = WIDTH) -> list[str]:
@@ -78,6 +91,12 @@ def _missed_section(result: MineResult, width: int = WIDTH) -> list[str]:
 def _correct_section(result: MineResult, width: int = WIDTH) -> list[str]:
     broken = [(i, r) for i, r in result.correct if not r.ran and r.status != "not run"]
     wrong = result.wrong
+    ran = sum(r.ran for _, r in result.correct)
+    if not broken and not wrong and ran < len(result.correct) and result.out_of_budget:
+        seen = (f"no test failed on the {ran} of {len(result.correct)} correct implementations "
+                "that ran; the others" if ran else "no correct implementation")
+        return [(f"correct code: {seen} did not run before the budget ran out, so no test can "
+                 "be credited with a catch")]
     if not broken and not wrong:
         return [(f"correct code: every test passes on all {len(result.correct)} correct "
                  "implementations (the reference and the hidden ones)")]
@@ -128,7 +147,8 @@ def to_gradescope(result: MineResult) -> str:
         m, caught_by = impl.mutant, result.caught_by(run)
         output = (f"caught by {', '.join(caught_by)}" if caught_by else
                   f"{m.description}\npitfall {m.pitfall}: {result.pitfalls.get(m.pitfall, '')}\n"
-                  f"hint: {m.hint}")
+                  f"hint: {m.hint}" + (f"\n{run.problem}" if result.out_of_budget
+                                       and run.status == "not run" else ""))
         tests.append({"name": printable(f"bug {m.id} (pitfall {m.pitfall})"),
                       "score": 1 if caught_by else 0, "max_score": 1,
                       "status": "passed" if caught_by else "failed",
