@@ -259,9 +259,9 @@ def test_nothing_below_the_commands_imports_the_cli_or_the_commands():
 # own reference (trusted) in a child; the own-tests fork server forks the student's tests inside
 # a worker that the supervisor started; the lab and the audits fork pools over ol's own mutants,
 # all made by ``engine.pools``; the own-tests stage reads the student's test file (parse,
-# rewrite, compile) in a bounded child of its own (#24: ol's code on their data); the zygote (``sandbox.zygote``) forks
-# workers that harden themselves before any student code loads, and ``sandbox.prestarted`` starts
-# it through the supervisor and adopts what it forks (#27).
+# rewrite, compile) in a bounded child of its own (#24: ol's code on their data); the zygote
+# (``sandbox.zygote``) forks workers that harden themselves before any student code loads, and
+# ``sandbox.prestarted`` starts it through the supervisor and adopts what it forks (#27).
 SPAWNERS = {"harness.sandbox.supervisor", "harness.sandbox.harden", "harness.audit.mutmut_run",
             "harness.audit.matrix", "harness.engine.pools",
             "harness.own_tests.server", "harness.own_tests.stage", "harness.sandbox.zygote",
