@@ -243,11 +243,6 @@ class GradeOutcome:
     def rows(self) -> list[GradeRow]:
         return [self.book.rows[n] for n in sorted(self.names) if n in self.book.rows]
 
-    def absent(self) -> list[str]:
-        """The submissions graded earlier that this run did not find in the folder: their rows
-        are kept in the gradebook (``present: false``) and left out of the scores."""
-        return self.book.absent
-
     def counts(self) -> dict[str, int]:
         return {v.value: sum(r.verdict == v for r in self.rows()) for v in VERDICTS}
 

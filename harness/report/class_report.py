@@ -35,7 +35,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from harness.engine.results import Outcome, Verdict, points_value
+from harness.engine.results import Outcome, Verdict, points_value, score_text
 from harness.engine.seeding import cases_words
 from harness.escape import printable, valid_text
 from harness.grade.gradebook import VERDICTS, Gradebook
@@ -168,8 +168,7 @@ def class_view(book: Gradebook, pitfalls: dict[str, PitfallInfo]) -> ClassView:
 
 def _gone(book: Gradebook, row: GradeRow) -> Gone:
     top = book.max_score if row.max_score is None else row.max_score
-    score = ("" if row.verdict == Verdict.INTERNAL
-             else f"{_num(float(points_value(row.score)))}/{_num(float(points_value(top)))}")
+    score = "" if row.verdict == Verdict.INTERNAL else score_text(row.score, top)
     return Gone(_name(row), _text(row.verdict), score, _text(row.graded_at or ""))
 
 

@@ -55,7 +55,7 @@ def summary(outcome: GradeOutcome) -> tuple[list[str], list[str]]:
     out.append(f"wrote {shown(book.out)}/: gradebook.json, gradebook.csv, scores.csv, report.md, "
                "report.html, gradescope/ and runs/")
     err = []
-    gone = outcome.absent()
+    gone = book.absent
     if gone:
         err.append(gone_line(gone, book.submissions_dir))
     partial = outcome.unconfined()
